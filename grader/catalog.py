@@ -1,0 +1,146 @@
+"""The chapter catalog: what the kit knows about a chapter, read from ``mutants/catalog.toml``.
+
+Everything else in the grader (test names, mutant titles, the threshold,
+where a submission keeps its files) comes from here, so a new chapter is a new
+catalog and a new content folder, not new code.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.errors import GraderError
+
+CHAPTERS = {"ds.07": "mutants/catalog.toml"}
+"""Chapter ids the kit ships, each with its catalog path relative to the kit root."""
+
+DEFAULT_CHAPTER = "ds.07"
+
+
+def kit_root() -> Path:
+    """The folder holding the course content: bundled in the wheel, or the source checkout."""
+    bundled = Path(__file__).resolve().parent / "kit"
+    if (bundled / "mutants").is_dir():
+        return bundled
+    return Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class CourseTest:
+    name: str
+    kind: str
+    checks: str
+    why: str
+
+
+@dataclass(frozen=True)
+class RequiredTest:
+    name: str
+    checks: str
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    title: str
+    function: str
+    caught_by: tuple[str, ...]
+    patch: Path
+
+
+@dataclass(frozen=True)
+class Wheat:
+    id: str
+    title: str
+    patch: Path
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the course, with the paths of its content in the kit."""
+
+    id: str
+    title: str
+    module: str
+    implementation: str
+    student_tests: str
+    threshold: float
+    required: tuple[str, ...]
+    show_mutant_titles: bool
+    grade_scale: float
+    course_tests_weight: float
+    course_tests: tuple[CourseTest, ...]
+    required_tests: tuple[RequiredTest, ...]
+    mutants: tuple[Mutant, ...]
+    wheats: tuple[Wheat, ...]
+    reference: Path
+    stub: Path
+    stub_tests: Path
+    model_tests: Path
+    course_test_file: Path
+
+    def mutant(self, mutant_id: str) -> Mutant:
+        for mutant in self.mutants:
+            if mutant.id == mutant_id:
+                return mutant
+        raise GraderError(f"chapter {self.id} has no mutant {mutant_id!r}")
+
+
+def load_chapter(chapter_id: str = DEFAULT_CHAPTER, root: Path | None = None) -> Chapter:
+    """Read and check a chapter's catalog; a missing or malformed catalog is a broken kit."""
+    root = root or kit_root()
+    if chapter_id not in CHAPTERS:
+        known = ", ".join(sorted(CHAPTERS))
+        raise GraderError(f"unknown chapter {chapter_id!r}: this kit grades {known}")
+    path = root / CHAPTERS[chapter_id]
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return _chapter_from(data, root, path.parent)
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as error:
+        raise GraderError(f"the kit is broken: cannot read {path}: {error!r}") from error
+
+
+def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapter:
+    head = data["chapter"]
+    implementation = str(head["implementation"])
+    student_tests = str(head["student_tests"])
+    chapter = Chapter(
+        id=str(head["id"]),
+        title=str(head["title"]),
+        module=str(head["module"]),
+        implementation=implementation,
+        student_tests=student_tests,
+        threshold=float(head["threshold"]),
+        required=tuple(head["required"]),
+        show_mutant_titles=bool(head["show_mutant_titles"]),
+        grade_scale=float(head["grade_scale"]),
+        course_tests_weight=float(head["course_tests_weight"]),
+        course_tests=tuple(CourseTest(**entry) for entry in data["course_tests"]),
+        required_tests=tuple(RequiredTest(**entry) for entry in data["required_tests"]),
+        mutants=tuple(
+            Mutant(
+                id=entry["id"],
+                title=entry["title"],
+                function=entry["function"],
+                caught_by=tuple(entry["caught_by"]),
+                patch=mutants_dir / f"{entry['id']}.patch",
+            )
+            for entry in data.get("mutants", [])
+        ),
+        wheats=tuple(
+            Wheat(id=entry["id"], title=entry["title"], patch=root / "wheats" / f"{entry['id']}.patch")
+            for entry in data.get("wheats", [])
+        ),
+        reference=root / "reference" / implementation,
+        stub=root / "student" / implementation,
+        stub_tests=root / "student" / student_tests,
+        model_tests=root / "reference" / student_tests,
+        course_test_file=root / "course_tests" / str(head["course_tests"]),
+    )
+    ids = [m.id for m in chapter.mutants]
+    if len(set(ids)) != len(ids) or not set(chapter.required) <= set(ids) and ids:
+        raise ValueError("mutant ids must be unique and include every required mutant")
+    return chapter

@@ -1,0 +1,21 @@
+"""The one exception type the command line turns into a message and an exit code."""
+
+from __future__ import annotations
+
+EXIT_PASS = 0
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class GraderError(Exception):
+    """A failure the user can act on: printed as one line, never as a traceback.
+
+    ``exit_code`` is ``EXIT_USAGE`` when the command itself cannot run (bad
+    arguments, a broken kit) and ``EXIT_FAIL`` when the submission is at fault.
+    """
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code

@@ -1,0 +1,74 @@
+"""The pytest plugin a sandboxed run reports through, one JSON line per event.
+
+It writes to a pipe the grader's zygote reads as the run goes: the names of
+the collected tests (or the collection errors), each test's start, each
+test's final outcome, and the end of the session. A run whose record stops
+early (``os._exit``, a crash, a kill) is therefore told apart from a run
+that finished, whatever its exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+DETAIL_LIMIT = 6000
+
+
+class OutcomeRecorder:
+    """Reports collection and per-test outcomes to the file descriptor ``events_fd``."""
+
+    def __init__(self, events_fd: int, reverse: bool = False) -> None:
+        self._fd = events_fd
+        self._reverse = reverse
+        self._status: dict[str, str] = {}
+        self._detail: dict[str, str] = {}
+
+    def _emit(self, **event: Any) -> None:
+        os.write(self._fd, (json.dumps(event) + "\n").encode())
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        if self._reverse:
+            items.reverse()
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._emit(event="collection_error", detail=_cut(str(report.longrepr)))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._emit(event="collected", names=[item.name for item in session.items])
+
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        self._emit(event="start", name=nodeid.rpartition("::")[2])
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        name = report.nodeid.rpartition("::")[2]
+        if report.failed:
+            self._status[name] = "failed" if report.when == "call" else "error"
+            self._detail.setdefault(name, _cut(report.longreprtext))
+        elif report.skipped and name not in self._status:
+            self._status[name] = "skipped"
+        elif report.passed and report.when == "call":
+            self._status.setdefault(name, "passed")
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        name = nodeid.rpartition("::")[2]
+        self._emit(
+            event="outcome",
+            name=name,
+            status=self._status.get(name, "error"),
+            detail=self._detail.get(name, ""),
+        )
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._emit(event="finished", exitstatus=int(exitstatus))
+
+
+def _cut(text: str) -> str:
+    if len(text) <= DETAIL_LIMIT:
+        return text
+    return text[:DETAIL_LIMIT] + f"\n[cut: {len(text) - DETAIL_LIMIT} more characters]"

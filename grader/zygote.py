@@ -1,0 +1,236 @@
+"""The warm worker: imports pytest and hypothesis once, then forks one child per run.
+
+The grader starts this module as a process of its own (``python -m
+grader.zygote SCRATCH``) and talks to it in JSON lines: one job in on stdin;
+the child's pid, then the run's record, out on stdout. Each child:
+
+- runs in a new session (its own process group, out of reach of the
+  terminal's Ctrl-C), so the whole group can be killed at once;
+- works in a fresh folder holding only ``radix.py``, the one test file, an
+  empty ``pytest.ini`` and its own ``home`` and ``tmp``, with a clean
+  environment, fixed-size resource limits and no inherited files;
+- reports every collected test and every outcome through a pipe as it goes,
+  so a crash or a hang still leaves a record of what ran.
+
+The zygote never runs a test itself; it only forks, times, kills and reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import pytest
+
+from grader.outcomes import OutcomeRecorder
+
+OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
+MEMORY_LIMIT_BYTES = 2 * 1024 * 1024 * 1024
+OPEN_FILES_LIMIT = 256
+OUTPUT_TAIL_BYTES = 4000
+EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
+EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
+
+
+def serve(scratch: Path) -> None:
+    """Answer jobs from stdin until it closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for line in sys.stdin:
+        job = json.loads(line)
+        record = run_job(job, scratch)
+        _send(record)
+
+
+def _send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def run_job(job: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    """Fork a child for ``job``, wait for it within its time limit, and describe the run."""
+    folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
+    try:
+        test_file = _lay_out(folder, job)
+        read_end, write_end = os.pipe()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read_end)
+            _child(folder, test_file, write_end, job)
+        os.close(write_end)
+        _send({"pid": pid})
+        events, timed_out, status = _collect(pid, read_end, float(job["time_limit"]))
+        return {
+            "events": _without_folder(events, folder),
+            "timed_out": timed_out,
+            "exit_code": os.waitstatus_to_exitcode(status) if status is not None else None,
+            "seconds": time.monotonic() - started,
+            "output": _tail(folder / "output.log").replace(f"{folder}/", ""),
+        }
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _lay_out(folder: Path, job: dict[str, Any]) -> Path:
+    """Write the run's files; every implementation gets the same name, place and mtime."""
+    implementation = folder / "radix.py"
+    implementation.write_text(job["implementation"], encoding="utf-8")
+    os.utime(implementation, (EPOCH, EPOCH))
+    (folder / "tests").mkdir()
+    test_file = folder / "tests" / job["test_name"]
+    test_file.write_text(job["test_source"], encoding="utf-8")
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (folder / "home").mkdir()
+    (folder / "tmp").mkdir()
+    return test_file
+
+
+def _collect(pid: int, read_end: int, time_limit: float) -> tuple[list[Any], bool, int | None]:
+    """Read the child's events until it exits or its time is up; then kill its whole group.
+
+    The child's exit is watched through a pidfd rather than the pipe's end:
+    a grandchild may hold the pipe open long after the child is gone.
+    """
+    deadline = time.monotonic() + time_limit
+    exited = os.pidfd_open(pid)
+    buffer = bytearray()
+    watched = [read_end, exited]
+    status: int | None = None
+    while status is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        ready, _, _ = select.select(watched, [], [], remaining)
+        if read_end in ready:
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                watched.remove(read_end)
+            elif len(buffer) < EVENTS_LIMIT_BYTES:
+                buffer += chunk
+        if exited in ready:
+            status = os.waitpid(pid, 0)[1]
+    _kill_group(pid)
+    if status is None:
+        os.waitpid(pid, 0)
+    os.close(exited)
+    buffer += _drain(read_end)
+    os.close(read_end)
+    return _parse_events(bytes(buffer)), status is None, status
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _drain(read_end: int) -> bytes:
+    """What is left in the pipe, without waiting for writers a grandchild may still hold."""
+    os.set_blocking(read_end, False)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(read_end, 65536)
+        except BlockingIOError:
+            return data
+        if not chunk:
+            return data
+        data += chunk
+
+
+def _without_folder(events: list[Any], folder: Path) -> list[Any]:
+    """Events with the run's folder taken out of every path, so reports are the same every run."""
+    return list(json.loads(json.dumps(events).replace(f"{folder}/", "")))
+
+
+def _parse_events(buffer: bytes) -> list[Any]:
+    events = []
+    for line in buffer.splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            events.append({"event": "garbled"})
+    return events
+
+
+def _tail(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - OUTPUT_TAIL_BYTES))
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return text if size <= OUTPUT_TAIL_BYTES else f"[output cut to its last {OUTPUT_TAIL_BYTES} bytes]\n{text}"
+
+
+def _child(folder: Path, test_file: Path, events_fd: int, job: dict[str, Any]) -> None:
+    """Set up the sandbox, run pytest on the one test file, and exit without cleanup."""
+    try:
+        os.setsid()
+        _isolate(folder, events_fd, float(job["time_limit"]))
+        sys.path[:0] = [str(folder)]
+        recorder = OutcomeRecorder(events_fd, reverse=bool(job.get("reverse")))
+        hypothesis.settings.register_profile(
+            "grader", derandomize=True, database=None, deadline=None, print_blob=False
+        )
+        hypothesis.settings.load_profile("grader")
+        pytest.main(
+            [
+                str(test_file.relative_to(folder)),
+                "-c", "pytest.ini", "--rootdir", ".", "--noconftest",
+                "-p", "no:cacheprovider", "-p", "no:stepwise", "-p", "no:randomly",
+                "--import-mode=importlib", "--tb=short", "-q", "-W", "ignore",
+            ],
+            plugins=[recorder],
+        )
+    finally:
+        os._exit(0)
+
+
+def _isolate(folder: Path, events_fd: int, time_limit: float) -> None:
+    """Clean environment, own folders, no inherited files, bounded resources."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    output = os.open(folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(devnull, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.closerange(3, events_fd)
+    os.closerange(events_fd + 1, 1 << 16)
+    os.chdir(folder)
+    os.environ.clear()
+    os.environ.update(
+        {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(folder / "home"),
+            "TMPDIR": str(folder / "tmp"),
+            "LANG": "C.UTF-8",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+    )
+    tempfile.tempdir = None
+    sys.argv = ["pytest"]
+    sys.dont_write_bytecode = True
+    cpu_seconds = int(time_limit) + 2
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT_BYTES, OUTPUT_LIMIT_BYTES))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES_LIMIT, OPEN_FILES_LIMIT))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]))
