@@ -131,7 +131,9 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
             for entry in data.get("mutants", [])
         ),
         wheats=tuple(
-            Wheat(id=entry["id"], title=entry["title"], patch=root / "wheats" / f"{entry['id']}.patch")
+            Wheat(
+                id=entry["id"], title=entry["title"], patch=root / "wheats" / f"{entry['id']}.patch"
+            )
             for entry in data.get("wheats", [])
         ),
         reference=root / "reference" / implementation,
@@ -141,6 +143,6 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         course_test_file=root / "course_tests" / str(head["course_tests"]),
     )
     ids = [m.id for m in chapter.mutants]
-    if len(set(ids)) != len(ids) or not set(chapter.required) <= set(ids) and ids:
+    if len(set(ids)) != len(ids) or (not set(chapter.required) <= set(ids) and ids):
         raise ValueError("mutant ids must be unique and include every required mutant")
     return chapter

@@ -18,7 +18,9 @@ def apply_patch(source: str, patch_path: Path) -> str:
     try:
         diffs = list(whatthepatch.parse_patch(patch_path.read_text(encoding="utf-8")))
     except OSError as error:
-        raise GraderError(f"the kit is broken: cannot read {patch_path}: {error.strerror}") from error
+        raise GraderError(
+            f"the kit is broken: cannot read {patch_path}: {error.strerror}"
+        ) from error
     if len(diffs) != 1:
         raise GraderError(f"the kit is broken: {patch_path.name} must change exactly one file")
     try:

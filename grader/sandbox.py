@@ -9,6 +9,7 @@ the verdict on a run never rests on what the child's exit status claims.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -62,10 +63,8 @@ class RunResult:
         statuses = [o.status for o in self.outcomes if _base_name(o.name) == name]
         if not statuses:
             return "not run"
-        for worst in ("timeout", "error", "failed", "not run", "skipped"):
-            if worst in statuses:
-                return worst  # type: ignore[return-value]
-        return "passed"
+        worst_first: tuple[TestStatus, ...] = ("timeout", "error", "failed", "not run", "skipped")
+        return next((status for status in worst_first if status in statuses), "passed")
 
     def detail(self, name: str) -> str:
         return "\n".join(o.detail for o in self.outcomes if _base_name(o.name) == name and o.detail)
@@ -122,8 +121,13 @@ def interpret(record: dict[str, Any]) -> RunResult:
     seconds = float(record["seconds"])
     output = record["output"]
     if collection_errors:
-        return RunResult("collection_error", (), _first_line_of_error(collection_errors[0]),
-                         collection_errors[0], seconds)
+        return RunResult(
+            "collection_error",
+            (),
+            _first_line_of_error(collection_errors[0]),
+            collection_errors[0],
+            seconds,
+        )
     missing = [name for name in collected if name not in outcomes]
     if record["timed_out"]:
         status: RunStatus = "timeout"
@@ -217,10 +221,8 @@ class _Zygote:
     def stop(self) -> None:
         """Kill the running child's whole group, then the worker itself."""
         if self.child_pid is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.child_pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         self.process.kill()
         self.process.wait()
         for pipe in (self.process.stdin, self.process.stdout):

@@ -17,6 +17,7 @@ The zygote never runs a test itself; it only forks, times, kills and reports.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -87,7 +88,7 @@ def _lay_out(folder: Path, job: dict[str, Any]) -> Path:
     implementation.write_text(job["implementation"], encoding="utf-8")
     os.utime(implementation, (EPOCH, EPOCH))
     (folder / "tests").mkdir()
-    test_file = folder / "tests" / job["test_name"]
+    test_file = folder / "tests" / str(job["test_name"])
     test_file.write_text(job["test_source"], encoding="utf-8")
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (folder / "home").mkdir()
@@ -129,10 +130,8 @@ def _collect(pid: int, read_end: int, time_limit: float) -> tuple[list[Any], boo
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _drain(read_end: int) -> bytes:
@@ -172,7 +171,11 @@ def _tail(path: Path) -> str:
             text = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    return text if size <= OUTPUT_TAIL_BYTES else f"[output cut to its last {OUTPUT_TAIL_BYTES} bytes]\n{text}"
+    return (
+        text
+        if size <= OUTPUT_TAIL_BYTES
+        else f"[output cut to its last {OUTPUT_TAIL_BYTES} bytes]\n{text}"
+    )
 
 
 def _child(folder: Path, test_file: Path, events_fd: int, job: dict[str, Any]) -> None:
@@ -189,9 +192,22 @@ def _child(folder: Path, test_file: Path, events_fd: int, job: dict[str, Any]) -
         pytest.main(
             [
                 str(test_file.relative_to(folder)),
-                "-c", "pytest.ini", "--rootdir", ".", "--noconftest",
-                "-p", "no:cacheprovider", "-p", "no:stepwise", "-p", "no:randomly",
-                "--import-mode=importlib", "--tb=short", "-q", "-W", "ignore",
+                "-c",
+                "pytest.ini",
+                "--rootdir",
+                ".",
+                "--noconftest",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:stepwise",
+                "-p",
+                "no:randomly",
+                "--import-mode=importlib",
+                "--tb=short",
+                "-q",
+                "-W",
+                "ignore",
             ],
             plugins=[recorder],
         )

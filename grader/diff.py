@@ -1,0 +1,48 @@
+"""``diff``: the student's implementation beside the reference, once the course tests pass."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from grader.catalog import Chapter
+from grader.errors import EXIT_FAIL, GraderError
+from grader.sandbox import Job, WorkerPool
+from grader.submission import read_submission
+
+
+def diff_against_reference(chapter: Chapter, folder: Path, time_limit: float = 120.0) -> str:
+    """A unified diff from the student's ``radix.py`` to the reference.
+
+    Refuses (a ``GraderError`` with the fail exit code) until every course
+    test passes on the student's code: the reference is the answer.
+    """
+    submission = read_submission(chapter, folder)
+    if submission.implementation is None:
+        raise GraderError(submission.implementation_problem or "no implementation", EXIT_FAIL)
+    with WorkerPool(workers=1) as pool:
+        run = pool.run(
+            Job(
+                submission.implementation,
+                chapter.course_test_file.name,
+                chapter.course_test_file.read_text(encoding="utf-8"),
+                time_limit,
+            )
+        )
+    names = [test.name for test in chapter.course_tests]
+    failing = [name for name in names if run.outcome(name) != "passed"]
+    if failing:
+        raise GraderError(
+            f"the diff is shown once every course test passes; still failing: {', '.join(failing)} "
+            "(run `grader check` for details)",
+            EXIT_FAIL,
+        )
+    reference = chapter.reference.read_text(encoding="utf-8")
+    return "".join(
+        difflib.unified_diff(
+            submission.implementation.splitlines(keepends=True),
+            reference.splitlines(keepends=True),
+            fromfile=f"yours/{chapter.implementation}",
+            tofile=f"reference/{chapter.implementation}",
+        )
+    )

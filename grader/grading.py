@@ -1,0 +1,327 @@
+"""``check``: the verdict on a submission's code and the mutation grade of its tests.
+
+Three phases, each a set of sandboxed runs on the warm worker pool:
+
+1. the course tests against the student's ``radix.py`` (the verdict on the code);
+2. the student's test file validated: it follows the static rules, names the
+   required tests, passes on the reference (twice: another order and another
+   hash seed, to catch flaky tests) and on every wheat, and each required test
+   fails on the stub;
+3. only if it is valid, the student's tests against every planted mutant.
+
+Every failure of the submission becomes a value in the ``CheckReport``; only
+a broken kit raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from grader.catalog import Chapter, Mutant
+from grader.patching import apply_patch
+from grader.sandbox import OTHER_HASH_SEED, Job, RunResult, TestStatus, WorkerPool
+from grader.static_check import check_test_source
+from grader.submission import Submission, read_submission
+
+MutantStatus = Literal["killed", "survived", "timeout"]
+Verdict = Literal["pass", "fail"]
+Progress = Callable[[str, int, int], None]
+"""Called as ``progress(phase, done, total)`` while a phase runs."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time limits in seconds: a fixed one for the course tests and for the first run of the
+    student's tests; mutant runs get ``factor`` times the reference run, at least ``floor``."""
+
+    course_tests: float = 120.0
+    student_tests: float = 60.0
+    mutant_floor: float = 5.0
+    mutant_factor: float = 5.0
+    workers: int = 2
+
+
+@dataclass(frozen=True)
+class CourseTestsResult:
+    results: dict[str, TestStatus]
+    failures: dict[str, str]
+    problem: str | None
+
+    @property
+    def passed(self) -> int:
+        return sum(status == "passed" for status in self.results.values())
+
+    @property
+    def total(self) -> int:
+        return len(self.results)
+
+
+@dataclass(frozen=True)
+class StudentTestsResult:
+    valid: bool
+    problems: tuple[str, ...]
+    missing: tuple[str, ...]
+    tests: tuple[str, ...]
+    reference_seconds: float
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    id: str
+    title: str
+    status: MutantStatus
+    killed_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MutationResult:
+    threshold: float
+    required: tuple[str, ...]
+    mutants: tuple[MutantResult, ...]
+
+    @property
+    def killed(self) -> int:
+        return sum(m.status != "survived" for m in self.mutants)
+
+    @property
+    def total(self) -> int:
+        return len(self.mutants)
+
+    @property
+    def score(self) -> float:
+        return round(self.killed / self.total, 4) if self.total else 0.0
+
+    @property
+    def missed_required(self) -> tuple[str, ...]:
+        survived = {m.id for m in self.mutants if m.status == "survived"}
+        return tuple(m for m in self.required if m in survived)
+
+    @property
+    def passed(self) -> bool:
+        return self.killed >= self.threshold * self.total - 1e-9 and not self.missed_required
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    chapter: str
+    submission: str
+    course_tests: CourseTestsResult
+    student_tests: StudentTestsResult
+    mutation: MutationResult | None
+    timings: dict[str, float] = field(compare=False)
+
+    @property
+    def verdict(self) -> Verdict:
+        ok = (
+            self.course_tests.passed == self.course_tests.total
+            and self.student_tests.valid
+            and self.mutation is not None
+            and self.mutation.passed
+        )
+        return "pass" if ok else "fail"
+
+
+def mutant_sources(chapter: Chapter) -> dict[str, str]:
+    """Each mutant's full source, patched in memory from the reference."""
+    reference = chapter.reference.read_text(encoding="utf-8")
+    return {mutant.id: apply_patch(reference, mutant.patch) for mutant in chapter.mutants}
+
+
+def check(
+    chapter: Chapter,
+    folder: Path,
+    limits: Limits = Limits(),
+    progress: Progress | None = None,
+) -> CheckReport:
+    """Grade the submission in ``folder``: the phases in the module docstring."""
+    started = time.monotonic()
+    submission = read_submission(chapter, folder)
+    mutants = mutant_sources(chapter)
+    with WorkerPool(limits.workers) as pool, ThreadPoolExecutor(limits.workers + 1) as threads:
+        course_run = _start_course_tests(chapter, submission, limits, pool, threads)
+        validation_started = time.monotonic()
+        student = _validate(chapter, submission, limits, pool, threads)
+        validation_seconds = time.monotonic() - validation_started
+        mutation_started = time.monotonic()
+        mutation = None
+        if student.valid and submission.tests is not None:
+            mutation = _run_mutants(
+                chapter, submission.tests, mutants, student, limits, pool, threads, progress
+            )
+        mutation_seconds = time.monotonic() - mutation_started
+        course = _course_result(chapter, submission, course_run)
+        course_seconds = course_run.result().seconds if course_run is not None else 0.0
+    timings = {
+        "course_tests": round(course_seconds, 3),
+        "validation": round(validation_seconds, 3),
+        "mutation": round(mutation_seconds, 3),
+        "total": round(time.monotonic() - started, 3),
+    }
+    return CheckReport(chapter.id, str(folder), course, student, mutation, timings)
+
+
+def _start_course_tests(
+    chapter: Chapter,
+    submission: Submission,
+    limits: Limits,
+    pool: WorkerPool,
+    threads: ThreadPoolExecutor,
+) -> Future[RunResult] | None:
+    if submission.implementation is None:
+        return None
+    job = Job(
+        implementation=submission.implementation,
+        test_name=chapter.course_test_file.name,
+        test_source=chapter.course_test_file.read_text(encoding="utf-8"),
+        time_limit=limits.course_tests,
+    )
+    return threads.submit(pool.run, job)
+
+
+def _course_result(
+    chapter: Chapter, submission: Submission, run: Future[RunResult] | None
+) -> CourseTestsResult:
+    names = [test.name for test in chapter.course_tests]
+    if run is None:
+        missing = submission.implementation_problem or "no implementation"
+        return CourseTestsResult({name: "error" for name in names}, {}, missing)
+    result = run.result()
+    problem: str | None = None
+    if result.status == "collection_error":
+        problem = f"{chapter.implementation} could not be imported: {result.message}"
+        return CourseTestsResult({name: "error" for name in names}, {}, problem)
+    if result.status != "completed":
+        problem = f"the course tests did not finish: {result.message}"
+    results = {name: result.outcome(name) for name in names}
+    failures = {name: result.detail(name) for name in names if results[name] != "passed"}
+    return CourseTestsResult(results, failures, problem)
+
+
+def _validate(
+    chapter: Chapter,
+    submission: Submission,
+    limits: Limits,
+    pool: WorkerPool,
+    threads: ThreadPoolExecutor,
+) -> StudentTestsResult:
+    """Phase 2: is the student's test file one whose kills can be trusted?"""
+    required = [test.name for test in chapter.required_tests]
+    if submission.tests is None:
+        problem = submission.tests_problem or "no test file"
+        return StudentTestsResult(False, (problem,), tuple(required), (), 0.0)
+    violations, tests = check_test_source(submission.tests)
+    missing = tuple(name for name in required if name not in tests)
+    if violations:
+        broken = tuple(v.describe(chapter.student_tests) for v in violations)
+        return StudentTestsResult(False, broken, missing, tuple(tests), 0.0)
+
+    def job(implementation: str, reverse: bool = False, seed: int = 0) -> Future[RunResult]:
+        return threads.submit(
+            pool.run,
+            Job(
+                implementation,
+                Path(chapter.student_tests).name,
+                submission.tests or "",
+                limits.student_tests,
+                reverse=reverse,
+                hash_seed=seed,
+            ),
+        )
+
+    reference = chapter.reference.read_text(encoding="utf-8")
+    first = job(reference)
+    again = job(reference, reverse=True, seed=OTHER_HASH_SEED)
+    wheats = {w.id: job(apply_patch(reference, w.patch)) for w in chapter.wheats}
+    stub = job(chapter.stub.read_text(encoding="utf-8"))
+
+    problems: list[str] = []
+    on_reference = first.result()
+    problems += _problems_on_correct(on_reference, "the reference", chapter.student_tests)
+    rerun = again.result()
+    if not problems and _signature(rerun) != _signature(on_reference):
+        changed = [
+            n for n in on_reference.test_names() if rerun.outcome(n) != on_reference.outcome(n)
+        ]
+        problems.append(
+            f"flaky: {', '.join(changed) or 'the run'} gave another outcome in another order or "
+            "with another hash seed; tests must not depend on order, chance or shared state"
+        )
+    for wheat_id, run in wheats.items():
+        problems += _problems_on_correct(
+            run.result(), f"the correct variant {wheat_id}", chapter.student_tests
+        )
+    stub_run = stub.result()
+    for name in required:
+        if name in tests and stub_run.outcome(name) == "passed":
+            problems.append(
+                f"{name} passes on the stub, so it checks nothing yet: make it assert behaviour"
+            )
+    valid = not problems and not missing
+    return StudentTestsResult(valid, tuple(problems), missing, tuple(tests), on_reference.seconds)
+
+
+def _signature(run: RunResult) -> tuple[str, dict[str, str]]:
+    return run.status, {o.name: o.status for o in run.outcomes}
+
+
+def _problems_on_correct(run: RunResult, what: str, filename: str) -> list[str]:
+    """Why a run on a correct implementation shows the tests themselves are wrong, if it does."""
+    if run.status == "collection_error":
+        return [f"{filename} could not be collected: {run.message}"]
+    if run.status == "timeout":
+        return [f"on {what} the tests {run.message}: a test hangs; make it finish"]
+    problems = []
+    for name in run.test_names():
+        status = run.outcome(name)
+        if status != "passed":
+            detail = _last_line(run.detail(name))
+            problems.append(f"{name} is {status} on {what}, which is correct: {detail}")
+    if run.status == "crashed":
+        problems.append(f"on {what} {run.message}: tests must not end the process")
+    if not run.outcomes:
+        problems.append(f"{filename} has no tests")
+    return problems
+
+
+def _last_line(detail: str) -> str:
+    lines = [line.strip() for line in detail.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("E ")]
+    return (errors[0][1:].strip() if errors else lines[-1]) if lines else "no detail"
+
+
+def _run_mutants(
+    chapter: Chapter,
+    tests: str,
+    sources: dict[str, str],
+    student: StudentTestsResult,
+    limits: Limits,
+    pool: WorkerPool,
+    threads: ThreadPoolExecutor,
+    progress: Progress | None,
+) -> MutationResult:
+    """Phase 3: the student's tests against every planted mutant."""
+    limit = max(limits.mutant_floor, limits.mutant_factor * student.reference_seconds)
+    test_name = Path(chapter.student_tests).name
+    futures = {
+        mutant.id: threads.submit(pool.run, Job(sources[mutant.id], test_name, tests, limit))
+        for mutant in chapter.mutants
+    }
+    for done, _ in enumerate(as_completed(futures.values()), start=1):
+        if progress is not None:
+            progress("mutants", done, len(futures))
+    results = tuple(_mutant_result(m, futures[m.id].result()) for m in chapter.mutants)
+    return MutationResult(chapter.threshold, chapter.required, results)
+
+
+def _mutant_result(mutant: Mutant, run: RunResult) -> MutantResult:
+    killers = tuple(run.failing())
+    if run.status == "timeout":
+        return MutantResult(mutant.id, mutant.title, "timeout", killers)
+    if killers or run.status in ("crashed", "collection_error"):
+        return MutantResult(mutant.id, mutant.title, "killed", killers)
+    return MutantResult(mutant.id, mutant.title, "survived", ())

@@ -1,0 +1,168 @@
+"""Terminal output: every result type is drawn by exactly one function here."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+
+from grader.catalog import Chapter
+from grader.grading import CheckReport
+from grader.submission import StartResult
+from grader.tdd import TddResult
+
+STATUS_STYLE = {
+    "passed": "green",
+    "killed": "green",
+    "timeout": "yellow",
+    "survived": "red",
+    "failed": "red",
+    "error": "red",
+    "skipped": "yellow",
+    "not run": "yellow",
+}
+
+
+def _styled(status: str) -> str:
+    return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
+
+
+def render_start(console: Console, chapter: Chapter, result: StartResult) -> None:
+    for name in result.saved:
+        console.print(f"saved your old file as {result.folder / name}")
+    for name in result.created:
+        console.print(f"created {result.folder / name}")
+    for name in result.kept:
+        console.print(
+            f"left {result.folder / name} alone (it exists; --force replaces it after a backup)"
+        )
+    folder = result.folder
+    console.print(
+        "\nNext steps:\n"
+        f"  1. grader tests                        read what the course tests and mutants check\n"
+        f"  2. edit {folder / chapter.student_tests}  write the six required tests\n"
+        f"  3. grader tdd red --submission {folder}    see every one fail on the stub\n"
+        f"  4. edit {folder / chapter.implementation}   implement the tree\n"
+        f"  5. grader tdd green --submission {folder}  then: grader check --submission {folder}\n"
+        f"  6. grader diff --submission {folder}      compare with the reference once it passes"
+    )
+
+
+def render_catalog(console: Console, chapter: Chapter) -> None:
+    console.print(f"[bold]{chapter.id}[/]: {escape(chapter.title)}\n")
+    course = Table(title="The course tests (run against your radix.py)", show_lines=True)
+    for column in ("test", "kind", "what it checks", "why it matters downstream"):
+        course.add_column(column)
+    for test in chapter.course_tests:
+        course.add_row(test.name, test.kind, escape(test.checks), escape(test.why))
+    console.print(course)
+    yours = Table(
+        title=f"Your tests ({chapter.student_tests}): these six are required", show_lines=True
+    )
+    yours.add_column("test")
+    yours.add_column("what it should pin")
+    for required in chapter.required_tests:
+        yours.add_row(required.name, escape(required.checks))
+    console.print(yours)
+    mutants = Table(title="Planted mutants your tests are graded against")
+    mutants.add_column("id")
+    mutants.add_column("the planted bug")
+    for mutant in chapter.mutants:
+        flag = " [bold](required)[/]" if mutant.id in chapter.required else ""
+        mutants.add_row(mutant.id, escape(mutant.title) + flag)
+    console.print(mutants)
+    console.print(
+        f"Pass: every course test passes, your tests are valid, they kill at least "
+        f"{chapter.threshold:.0%} of the mutants, and they kill {', '.join(chapter.required)}."
+    )
+
+
+def render_tdd(console: Console, result: TddResult) -> None:
+    for name, status in result.outcomes.items():
+        console.print(f"  {name}: {_styled(status)}")
+    for problem in result.problems:
+        console.print(f"[red]✗[/] {escape(problem)}")
+    goal = "every required test fails on the stub" if result.stage == "red" else "every test passes"
+    if result.ok:
+        console.print(f"[green]tdd {result.stage}: {goal}.[/]")
+    else:
+        console.print(f"[red]tdd {result.stage}: not yet: {goal} is the goal.[/]")
+
+
+def render_diff(console: Console, diff: str) -> None:
+    if not diff:
+        console.print("your radix.py is the same as the reference")
+    elif console.is_terminal:
+        console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
+    else:
+        console.out(diff, end="", highlight=False)
+
+
+def render_check(console: Console, chapter: Chapter, report: CheckReport) -> None:
+    course = report.course_tests
+    console.print(
+        f"[bold]Course tests on your {chapter.implementation}[/]: {course.passed}/{course.total} passed"
+    )
+    if course.problem:
+        console.print(f"[red]✗[/] {escape(course.problem)}")
+    for name, status in course.results.items():
+        if status != "passed":
+            console.print(f"  {name}: {_styled(status)}")
+    for name, detail in course.failures.items():
+        if detail:
+            console.print(
+                Panel(escape(detail.rstrip()), title=name, title_align="left", border_style="red")
+            )
+
+    student = report.student_tests
+    console.print(
+        f"\n[bold]Your tests[/] ({chapter.student_tests}): {'valid' if student.valid else '[red]not valid[/]'}"
+    )
+    for name in student.missing:
+        console.print(f"[red]✗[/] missing required test {name}")
+    for problem in student.problems:
+        console.print(f"[red]✗[/] {escape(problem)}")
+
+    mutation = report.mutation
+    if mutation is not None:
+        table = Table(title="Planted mutants")
+        for column in ("mutant", "status", "killed by", "hint"):
+            table.add_column(column)
+        for mutant in mutation.mutants:
+            hint = (
+                mutant.title if mutant.status == "survived" and chapter.show_mutant_titles else ""
+            )
+            table.add_row(
+                mutant.id, _styled(mutant.status), ", ".join(mutant.killed_by), escape(hint)
+            )
+        console.print(table)
+        required = ", ".join(
+            f"{m} {'[red]survived[/]' if m in mutation.missed_required else '[green]killed[/]'}"
+            for m in mutation.required
+        )
+        console.print(
+            f"Mutation score {mutation.score:.2f} ({mutation.killed}/{mutation.total}), "
+            f"threshold {mutation.threshold:.2f}; required: {required}"
+        )
+    else:
+        console.print("Mutation score: not measured until your tests are valid")
+    console.print(_verdict_line(report))
+
+
+def _verdict_line(report: CheckReport) -> str:
+    if report.verdict == "pass":
+        return "[bold green]PASS[/]: your code passes the course tests and your tests catch the planted bugs"
+    reasons = []
+    if report.course_tests.passed != report.course_tests.total:
+        reasons.append("course tests failing")
+    if not report.student_tests.valid:
+        reasons.append("your tests are not valid")
+    mutation = report.mutation
+    if mutation is not None and not mutation.passed:
+        if mutation.score < mutation.threshold:
+            reasons.append(f"mutation score {mutation.score:.2f} below {mutation.threshold:.2f}")
+        if mutation.missed_required:
+            reasons.append(f"required mutant {', '.join(mutation.missed_required)} survived")
+    return f"[bold red]FAIL[/]: {'; '.join(reasons)}"

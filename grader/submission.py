@@ -1,0 +1,125 @@
+"""A student's submission folder: finding, reading and starting one, and nothing else.
+
+Reading never follows a link out of the folder and never writes; every
+problem becomes a one-line ``SubmissionProblem`` saying what is wrong and
+what to do, so a broken submission is graded as a fail, not a crash.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.catalog import Chapter
+from grader.errors import GraderError
+
+DEFAULT_FOLDER = Path("submission")
+MAX_FILE_BYTES = 1024 * 1024
+
+
+class SubmissionProblem(Exception):
+    """A file of the submission that cannot be used, with what to do about it."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    folder: Path
+    implementation: str | None
+    tests: str | None
+    implementation_problem: str | None
+    tests_problem: str | None
+
+
+def read_submission(chapter: Chapter, folder: Path) -> Submission:
+    """Read the implementation and the test file of ``folder``; problems are recorded, not raised."""
+    if not folder.exists():
+        problem = f"the submission folder {folder} does not exist: run `grader start` to create it"
+        return Submission(folder, None, None, problem, problem)
+    if not folder.is_dir():
+        problem = (
+            f"{folder} is a file, not a folder: pass the folder holding {chapter.implementation}"
+        )
+        return Submission(folder, None, None, problem, problem)
+    implementation, implementation_problem = _read(folder, chapter.implementation)
+    tests, tests_problem = _read(folder, chapter.student_tests)
+    return Submission(folder, implementation, tests, implementation_problem, tests_problem)
+
+
+def _read(folder: Path, relative: str) -> tuple[str | None, str | None]:
+    path = folder / relative
+    try:
+        return read_text_inside(folder, path), None
+    except SubmissionProblem as problem:
+        return None, str(problem)
+
+
+def read_text_inside(folder: Path, path: Path) -> str:
+    """The UTF-8 text of ``path``, which must be a regular file inside ``folder``."""
+    shown = path.relative_to(folder).as_posix()
+    if not path.exists() and not path.is_symlink():
+        raise SubmissionProblem(f"{shown} is missing from {folder}: create it (see `grader start`)")
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise SubmissionProblem(
+            f"{shown} links to a file outside the submission: put the file itself in {folder}"
+        )
+    if not path.is_file():
+        raise SubmissionProblem(f"{shown} is not a regular file: replace it with a Python file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise SubmissionProblem(
+            f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB: is it the right file?"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise SubmissionProblem(
+            f"{shown} is not UTF-8 text (byte {error.start}): save it as UTF-8"
+        ) from error
+    except OSError as error:
+        raise SubmissionProblem(f"{shown} cannot be read: {error.strerror}") from error
+    if not text.strip():
+        raise SubmissionProblem(f"{shown} is empty: write your code in it (see `grader start`)")
+    return text
+
+
+@dataclass(frozen=True)
+class StartResult:
+    folder: Path
+    created: tuple[str, ...]
+    kept: tuple[str, ...]
+    saved: tuple[str, ...]
+
+
+def start_submission(chapter: Chapter, folder: Path, force: bool = False) -> StartResult:
+    """Copy the stub and the test skeleton into ``folder``, never losing a student's file.
+
+    Existing files are left alone; with ``force`` they are first saved beside
+    themselves under a timestamped name, then replaced.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise GraderError(f"{folder} is a file: choose another --submission folder", exit_code=1)
+    created, kept, saved = [], [], []
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for source, relative in (
+        (chapter.stub, chapter.implementation),
+        (chapter.stub_tests, chapter.student_tests),
+    ):
+        target = folder / relative
+        if target.exists() or target.is_symlink():
+            if not force:
+                kept.append(relative)
+                continue
+            backup = target.with_name(f"{target.name}.{stamp}.bak")
+            n = 1
+            while backup.exists():
+                backup = target.with_name(f"{target.name}.{stamp}-{n}.bak")
+                n += 1
+            target.rename(backup)
+            saved.append(backup.relative_to(folder).as_posix())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.partial")
+        shutil.copyfile(source, partial)
+        partial.replace(target)
+        created.append(relative)
+    return StartResult(folder, tuple(created), tuple(kept), tuple(saved))
