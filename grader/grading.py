@@ -137,12 +137,20 @@ def check(
     folder: Path,
     limits: Limits = Limits(),
     progress: Progress | None = None,
+    pool: WorkerPool | None = None,
 ) -> CheckReport:
-    """Grade the submission in ``folder``: the phases in the module docstring."""
+    """Grade the submission in ``folder``: the phases in the module docstring.
+
+    Pass a ``pool`` to share warm workers between many checks (batch grading);
+    otherwise the check starts its own and closes it when done.
+    """
+    if pool is None:
+        with WorkerPool(limits.workers) as own_pool:
+            return check(chapter, folder, limits, progress, own_pool)
     started = time.monotonic()
     submission = read_submission(chapter, folder)
     mutants = mutant_sources(chapter)
-    with WorkerPool(limits.workers) as pool, ThreadPoolExecutor(limits.workers + 1) as threads:
+    with ThreadPoolExecutor(limits.workers + 1) as threads:
         course_run = _start_course_tests(chapter, submission, limits, pool, threads)
         validation_started = time.monotonic()
         student = _validate(chapter, submission, limits, pool, threads)

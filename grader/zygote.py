@@ -18,6 +18,7 @@ The zygote never runs a test itself; it only forks, times, kills and reports.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import resource
@@ -46,10 +47,33 @@ EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
 def serve(scratch: Path) -> None:
     """Answer jobs from stdin until it closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _warm_up(scratch)
     for line in sys.stdin:
         job = json.loads(line)
         record = run_job(job, scratch)
         _send(record)
+
+
+PYTEST_ARGS = (
+    *("-c", "pytest.ini", "--rootdir", ".", "--noconftest", "--import-mode=importlib"),
+    *("-p", "no:cacheprovider", "-p", "no:stepwise", "-p", "no:randomly"),
+    *("--tb=short", "-q", "-W", "ignore"),
+)
+"""Run from the run's folder: only the named file is collected, under the grader's own config."""
+
+
+def _warm_up(scratch: Path) -> None:
+    """Run one trivial session: the modules pytest imports lazily load once, before any fork."""
+    folder = Path(tempfile.mkdtemp(prefix="warm-", dir=scratch))
+    try:
+        (folder / "test_warm_up.py").write_text("def test_warm_up():\n    assert True\n")
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        os.chdir(folder)
+        with contextlib.redirect_stdout(io.StringIO()):
+            pytest.main(["test_warm_up.py", *PYTEST_ARGS], plugins=[])
+    finally:
+        os.chdir(scratch)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _send(message: dict[str, Any]) -> None:
@@ -189,28 +213,7 @@ def _child(folder: Path, test_file: Path, events_fd: int, job: dict[str, Any]) -
             "grader", derandomize=True, database=None, deadline=None, print_blob=False
         )
         hypothesis.settings.load_profile("grader")
-        pytest.main(
-            [
-                str(test_file.relative_to(folder)),
-                "-c",
-                "pytest.ini",
-                "--rootdir",
-                ".",
-                "--noconftest",
-                "-p",
-                "no:cacheprovider",
-                "-p",
-                "no:stepwise",
-                "-p",
-                "no:randomly",
-                "--import-mode=importlib",
-                "--tb=short",
-                "-q",
-                "-W",
-                "ignore",
-            ],
-            plugins=[recorder],
-        )
+        pytest.main([str(test_file.relative_to(folder)), *PYTEST_ARGS], plugins=[recorder])
     finally:
         os._exit(0)
 
