@@ -206,13 +206,13 @@ class RadixTree(Generic[V]):
     def unlock(self, node: NodeId) -> None:
         """Release one lock taken by ``lock(node)``.
 
-        Raises ``RuntimeError`` (and changes nothing) when ``node`` holds no
-        lock: going below zero would release a lock someone else holds.
+        Raises ``RuntimeError`` (and changes nothing) when ``node`` holds no lock of
+        its own: releasing one would unpin a prefix that someone else holds.
         """
         if self._require(node) == ROOT:
             return
-        if self._locks[node] == 0:
-            raise RuntimeError(f"unlock of node {node}, which is not locked")
+        if self._own_locks(node) == 0:
+            raise RuntimeError(f"unlock of node {node}, which holds no lock of its own")
         for pinned in self._path_to_root(node):
             self._locks[pinned] -= 1
         if self._locks[node] == 0 and self._is_leaf(node):
@@ -390,6 +390,10 @@ class RadixTree(Generic[V]):
             path.append(node)
             node = self._parent[node]
         return path
+
+    def _own_locks(self, node: NodeId) -> int:
+        """The locks taken on ``node`` itself: its count less its children's."""
+        return self._locks[node] - sum(self._locks[c] for c in self._children[node].values())
 
     def _check(self) -> None:
         """Assert every invariant in the module docstring. O(nodes + tokens)."""
