@@ -16,11 +16,25 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from grader import __version__
+from grader.audit import run_audit
+from grader.audit_output import audit_mutation_report_json, audit_to_json, render_audit
+from grader.batch import grade_batch
 from grader.catalog import CHAPTERS, DEFAULT_CHAPTER, Chapter, load_chapter
 from grader.diff import diff_against_reference
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE, GraderError
+from grader.formats import ReportFiles, with_mutant_titles, write_reports
+from grader.formats.summary import append_step_summary
+from grader.gradescope import build_bundle
 from grader.grading import Limits, check
-from grader.render import render_catalog, render_check, render_diff, render_start, render_tdd
+from grader.render import (
+    render_batch,
+    render_bundle,
+    render_catalog,
+    render_check,
+    render_diff,
+    render_start,
+    render_tdd,
+)
 from grader.report import report_to_json, write_atomically
 from grader.submission import DEFAULT_FOLDER, start_submission
 from grader.tdd import run_tdd
@@ -50,7 +64,10 @@ def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> in
 
 
 def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    limits = Limits(course_tests=args.time_limit, student_tests=args.time_limit)
+    chapter = with_mutant_titles(chapter, args.mutant_titles)
+    limits = Limits(
+        course_tests=args.time_limit, student_tests=args.tests_time_limit or args.time_limit
+    )
     progress = Progress(
         TextColumn("mutants"),
         BarColumn(),
@@ -71,7 +88,82 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     render_check(console, chapter, report)
     if args.json:
         write_atomically(args.json, report_to_json(report))
+    files = ReportFiles(args.gradescope, args.junit, args.mutation_report, args.html)
+    write_reports(chapter, report, files)
+    append_step_summary(chapter, report)
     return EXIT_PASS if report.verdict == "pass" else EXIT_FAIL
+
+
+def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
+    with progress:
+        task = progress.add_task("audit", total=None)
+        report = run_audit(
+            chapter,
+            None if args.course else args.submission,
+            functions=args.function,
+            jobs=args.jobs,
+            progress=lambda phase, done, total: progress.update(
+                task, description=phase, completed=done, total=total or None
+            ),
+        )
+    render_audit(console, report)
+    if args.json:
+        write_atomically(args.json, audit_to_json(report))
+    if args.mutation_report:
+        write_atomically(args.mutation_report, audit_mutation_report_json(report))
+    return EXIT_PASS if report.suite == "submission" or report.clean else EXIT_FAIL
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a positive number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return seconds
+
+
+def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    limits = Limits(course_tests=args.time_limit, student_tests=args.time_limit)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
+    with progress:
+        task = progress.add_task("submissions", total=len(args.folders))
+        result = grade_batch(
+            chapter,
+            args.folders,
+            args.out,
+            limits,
+            args.jobs,
+            progress=lambda student, done, total: progress.update(
+                task, completed=done, description=f"graded {student}"
+            ),
+        )
+    render_batch(console, result)
+    return EXIT_PASS
+
+
+def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_bundle(console, build_bundle(args.output))
+    return EXIT_PASS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,17 +226,120 @@ def build_parser() -> argparse.ArgumentParser:
     chapter_and_folder(checking)
     checking.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
     checking.add_argument(
+        "--gradescope", type=Path, metavar="FILE", help="also write a Gradescope results.json"
+    )
+    checking.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
+    checking.add_argument(
+        "--mutation-report",
+        type=Path,
+        metavar="FILE",
+        help="also write the mutation testing report (Stryker's format, schemaVersion 2)",
+    )
+    checking.add_argument(
+        "--html", type=Path, metavar="FILE", help="also write the mutation report as a web page"
+    )
+    checking.add_argument(
+        "--mutant-titles",
+        choices=["catalog", "show", "hide"],
+        default="catalog",
+        help="show survivors' titles (the planted bug) in every report, hide them, or do as "
+        "the catalog says (default)",
+    )
+    checking.add_argument(
         "--time-limit",
-        type=float,
+        type=_seconds,
         default=120.0,
         metavar="SECONDS",
         help="time limit of the course tests and of your tests on the reference",
+    )
+    checking.add_argument(
+        "--tests-time-limit",
+        type=_seconds,
+        metavar="SECONDS",
+        help="time limit of your tests on the reference alone (default: --time-limit)",
+    )
+
+    batch = add(
+        "batch",
+        cmd_batch,
+        "staff: grade many submission folders (one per student) into a gradebook CSV",
+    )
+    batch.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="submission folders")
+    batch.add_argument(
+        "--chapter", default=DEFAULT_CHAPTER, choices=sorted(CHAPTERS), help="the chapter id"
+    )
+    batch.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports"),
+        metavar="DIR",
+        help="where to write gradebook.csv and students/NAME.json (default reports)",
+    )
+    batch.add_argument(
+        "--jobs", type=int, default=2, metavar="N", help="submissions graded at once (default 2)"
+    )
+    batch.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=120.0,
+        metavar="SECONDS",
+        help="time limit of the course tests and of each student's tests on the reference",
+    )
+
+    bundle = add(
+        "gradescope-bundle",
+        cmd_gradescope_bundle,
+        "staff: build the Gradescope autograder zip from this checkout of the kit",
+    )
+    bundle.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        default=Path("reports/gradescope-autograder.zip"),
+        metavar="FILE",
+        help="the zip to write (default reports/gradescope-autograder.zip)",
     )
 
     diff = add(
         "diff", cmd_diff, "show your radix.py against the reference, once the course tests pass"
     )
     chapter_and_folder(diff)
+
+    audit = add(
+        "audit",
+        cmd_audit,
+        "mutmut's generated mutants of the reference against the course tests or your tests "
+        "(slow; information only, never part of the grade)",
+    )
+    audit.add_argument(
+        "chapter",
+        nargs="?",
+        default=DEFAULT_CHAPTER,
+        choices=sorted(CHAPTERS),
+        help=f"the chapter id (default {DEFAULT_CHAPTER})",
+    )
+    suite = audit.add_mutually_exclusive_group(required=True)
+    suite.add_argument("--course", action="store_true", help="staff: audit the course tests")
+    suite.add_argument(
+        "--submission", type=Path, metavar="DIR", help="audit the tests of this submission folder"
+    )
+    audit.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
+    audit.add_argument(
+        "--mutation-report",
+        type=Path,
+        metavar="FILE",
+        help="also write the mutation testing report (Stryker's format, schemaVersion 2)",
+    )
+    audit.add_argument(
+        "--function",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="mutate only this function (RadixTree.insert or insert); repeat for more",
+    )
+    audit.add_argument(
+        "--jobs", type=int, metavar="N", help="mutants tested at once (default: the CPUs)"
+    )
     return parser
 
 

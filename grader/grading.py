@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -28,10 +28,13 @@ from grader.sandbox import OTHER_HASH_SEED, Job, RunResult, TestStatus, WorkerPo
 from grader.static_check import check_test_source
 from grader.submission import Submission, read_submission
 
-MutantStatus = Literal["killed", "survived", "timeout"]
+MutantStatus = Literal["killed", "survived", "timeout", "error"]
+"""``error``: the run reported fewer outcomes than it collected; it is neither a kill nor a pass."""
 Verdict = Literal["pass", "fail"]
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(phase, done, total)`` while a phase runs."""
+LINE_LIMIT = 300
+"""Longest failure line quoted in a problem; pytest's own lines can be megabytes."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class MutantResult:
     title: str
     status: MutantStatus
     killed_by: tuple[str, ...]
+    message: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class MutationResult:
 
     @property
     def killed(self) -> int:
-        return sum(m.status != "survived" for m in self.mutants)
+        return sum(m.status in ("killed", "timeout") for m in self.mutants)
 
     @property
     def total(self) -> int:
@@ -102,8 +106,13 @@ class MutationResult:
         return tuple(m for m in self.required if m in survived)
 
     @property
+    def errors(self) -> tuple[MutantResult, ...]:
+        return tuple(m for m in self.mutants if m.status == "error")
+
+    @property
     def passed(self) -> bool:
-        return self.killed >= self.threshold * self.total - 1e-9 and not self.missed_required
+        enough = self.killed >= self.threshold * self.total - 1e-9
+        return enough and not self.missed_required and not self.errors
 
 
 @dataclass(frozen=True)
@@ -161,6 +170,9 @@ def check(
             mutation = _run_mutants(
                 chapter, submission.tests, mutants, student, limits, pool, threads, progress
             )
+            if mutation.errors:
+                problems = tuple(m.message for m in mutation.errors)
+                student = replace(student, valid=False, problems=student.problems + problems)
         mutation_seconds = time.monotonic() - mutation_started
         course = _course_result(chapter, submission, course_run)
         course_seconds = course_run.result().seconds if course_run is not None else 0.0
@@ -223,7 +235,9 @@ def _validate(
         problem = submission.tests_problem or "no test file"
         return StudentTestsResult(False, (problem,), tuple(required), (), 0.0)
     violations, tests = check_test_source(submission.tests)
-    missing = tuple(name for name in required if name not in tests)
+    # A file that does not parse names no tests; calling them all missing would mislead.
+    parsed = not any(v.rule.startswith("syntax error") for v in violations)
+    missing = tuple(name for name in required if name not in tests) if parsed else ()
     if violations:
         broken = tuple(v.describe(chapter.student_tests) for v in violations)
         return StudentTestsResult(False, broken, missing, tuple(tests), 0.0)
@@ -259,10 +273,11 @@ def _validate(
             f"flaky: {', '.join(changed) or 'the run'} gave another outcome in another order or "
             "with another hash seed; tests must not depend on order, chance or shared state"
         )
-    for wheat_id, run in wheats.items():
-        problems += _problems_on_correct(
-            run.result(), f"the correct variant {wheat_id}", chapter.student_tests
-        )
+    if not problems:  # a test wrong on the reference is wrong on every variant: say it once
+        for wheat_id, run in wheats.items():
+            problems += _problems_on_correct(
+                run.result(), f"the correct variant {wheat_id}", chapter.student_tests
+            )
     stub_run = stub.result()
     for name in required:
         if name in tests and stub_run.outcome(name) == "passed":
@@ -282,16 +297,17 @@ def _problems_on_correct(run: RunResult, what: str, filename: str) -> list[str]:
     if run.status == "collection_error":
         return [f"{filename} could not be collected: {run.message}"]
     if run.status == "timeout":
-        return [f"on {what} the tests {run.message}: a test hangs; make it finish"]
+        return [f"on {what} the run {run.message}: a test hangs; make it finish"]
     problems = []
     for name in run.test_names():
         status = run.outcome(name)
         if status != "passed":
             detail = _last_line(run.detail(name))
-            problems.append(f"{name} is {status} on {what}, which is correct: {detail}")
+            verb = {"failed": "fails", "error": "fails with an error"}.get(status, f"is {status}")
+            problems.append(f"{name} {verb} on {what}, which is correct: {detail}")
     if run.status == "crashed":
         problems.append(f"on {what} {run.message}: tests must not end the process")
-    if not run.outcomes:
+    if not run.outcomes and run.status == "completed":
         problems.append(f"{filename} has no tests")
     return problems
 
@@ -299,7 +315,8 @@ def _problems_on_correct(run: RunResult, what: str, filename: str) -> list[str]:
 def _last_line(detail: str) -> str:
     lines = [line.strip() for line in detail.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("E ")]
-    return (errors[0][1:].strip() if errors else lines[-1]) if lines else "no detail"
+    line = (errors[0][1:].strip() if errors else lines[-1]) if lines else "no detail"
+    return line if len(line) <= LINE_LIMIT else f"{line[:LINE_LIMIT]} [cut]"
 
 
 def _run_mutants(
@@ -328,8 +345,15 @@ def _run_mutants(
 
 def _mutant_result(mutant: Mutant, run: RunResult) -> MutantResult:
     killers = tuple(run.failing())
+    if run.status in ("crashed", "collection_error"):
+        what = run.message if run.status == "crashed" else f"collection failed: {run.message}"
+        message = (
+            f"on mutant {mutant.id} {what}: a run that does not report every test "
+            "is an error, not a kill"
+        )
+        return MutantResult(mutant.id, mutant.title, "error", (), message)
     if run.status == "timeout":
         return MutantResult(mutant.id, mutant.title, "timeout", killers)
-    if killers or run.status in ("crashed", "collection_error"):
+    if killers:
         return MutantResult(mutant.id, mutant.title, "killed", killers)
     return MutantResult(mutant.id, mutant.title, "survived", ())

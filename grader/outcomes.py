@@ -5,17 +5,29 @@ the collected tests (or the collection errors), each test's start, each
 test's final outcome, and the end of the session. A run whose record stops
 early (``os._exit``, a crash, a kill) is therefore told apart from a run
 that finished, whatever its exit status.
+
+It also reseeds ``random`` before each test from the test's name alone, as
+pytest-randomly does: a test that draws from the global generator draws the
+same numbers in every run, whatever ran before it, so chance can neither
+kill a mutant nor spare one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 from typing import Any
 
 import pytest
 
 DETAIL_LIMIT = 6000
+
+# Bound once at import: a test that replaces ``json.dumps`` or ``os.write``
+# cannot change what the recorder reports.
+_dumps = json.dumps
+_write = os.write
+_seed = random.seed
 
 
 class OutcomeRecorder:
@@ -28,7 +40,7 @@ class OutcomeRecorder:
         self._detail: dict[str, str] = {}
 
     def _emit(self, **event: Any) -> None:
-        os.write(self._fd, (json.dumps(event) + "\n").encode())
+        _write(self._fd, (_dumps(event) + "\n").encode())
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -40,13 +52,14 @@ class OutcomeRecorder:
             self._emit(event="collection_error", detail=_cut(str(report.longrepr)))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._emit(event="collected", names=[item.name for item in session.items])
+        self._emit(event="collected", names=[short_name(item.nodeid) for item in session.items])
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
-        self._emit(event="start", name=nodeid.rpartition("::")[2])
+        _seed(f"grader:{short_name(nodeid)}")
+        self._emit(event="start", name=short_name(nodeid))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        name = report.nodeid.rpartition("::")[2]
+        name = short_name(report.nodeid)
         if report.failed:
             self._status[name] = "failed" if report.when == "call" else "error"
             self._detail.setdefault(name, _cut(report.longreprtext))
@@ -56,7 +69,7 @@ class OutcomeRecorder:
             self._status.setdefault(name, "passed")
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
-        name = nodeid.rpartition("::")[2]
+        name = short_name(nodeid)
         self._emit(
             event="outcome",
             name=name,
@@ -66,6 +79,11 @@ class OutcomeRecorder:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self._emit(event="finished", exitstatus=int(exitstatus))
+
+
+def short_name(nodeid: str) -> str:
+    """A test's name within its file: ``test_x``, ``test_x[case]`` or ``TestClass::test_x``."""
+    return nodeid.split("::", 1)[-1]
 
 
 def _cut(text: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
@@ -12,6 +14,10 @@ from grader.catalog import Chapter
 from grader.grading import CheckReport
 from grader.submission import StartResult
 from grader.tdd import TddResult
+
+if TYPE_CHECKING:  # annotations only: grader.gradescope itself draws with render_check
+    from grader.batch import BatchResult
+    from grader.gradescope import Bundle
 
 STATUS_STYLE = {
     "passed": "green",
@@ -120,10 +126,10 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     console.print(
         f"\n[bold]Your tests[/] ({chapter.student_tests}): {'valid' if student.valid else '[red]not valid[/]'}"
     )
-    for name in student.missing:
-        console.print(f"[red]✗[/] missing required test {name}")
     for problem in student.problems:
         console.print(f"[red]✗[/] {escape(problem)}")
+    for name in student.missing:
+        console.print(f"[red]✗[/] missing required test {name}")
 
     mutation = report.mutation
     if mutation is not None:
@@ -166,3 +172,41 @@ def _verdict_line(report: CheckReport) -> str:
         if mutation.missed_required:
             reasons.append(f"required mutant {', '.join(mutation.missed_required)} survived")
     return f"[bold red]FAIL[/]: {'; '.join(reasons)}"
+
+
+def render_batch(console: Console, result: BatchResult) -> None:
+    table = Table(title="Batch grading")
+    columns = ("student", "verdict", "grade", "course tests", "mutation", "survivors", "problem")
+    for column in columns:
+        table.add_column(column)
+    for row in result.rows:
+        verdict = "[green]pass[/]" if row.verdict == "pass" else "[red]fail[/]"
+        mutation = "" if row.mutation_score is None else f"{row.mutation_score:.2f}"
+        course = f"{row.course_tests_passed}/{row.course_tests_total}"
+        table.add_row(
+            escape(row.student),
+            verdict,
+            f"{row.grade:g}",
+            course,
+            mutation,
+            " ".join(row.survivors),
+            escape(row.problem),
+        )
+    console.print(table)
+    count = len(result.rows)
+    rate = count / result.seconds * 60 if result.seconds else 0.0
+    console.print(
+        f"{result.passed} of {count} passed, in {result.seconds:.1f} s ({rate:.1f} per minute); "
+        f"gradebook: {result.gradebook}; each student's report: {result.reports}"
+    )
+
+
+def render_bundle(console: Console, bundle: Bundle) -> None:
+    console.print(
+        f"wrote {bundle.path}: setup.sh, run_autograder and the kit "
+        f"({len(bundle.files)} files), with {len(bundle.constraints)} dependencies pinned"
+    )
+    console.print(
+        "Upload it as the autograder of a Gradescope programming assignment "
+        "(Configure Autograder > Zip file upload)."
+    )

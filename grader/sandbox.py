@@ -20,9 +20,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import IO, Any, Literal
 
 from grader.errors import GraderError
@@ -32,6 +33,7 @@ TestStatus = Literal["passed", "failed", "error", "skipped", "timeout", "not run
 
 FIXED_HASH_SEED = 0
 OTHER_HASH_SEED = 12345
+STOP_GRACE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ class RunResult:
         return self.status == "completed" and all(o.status == "passed" for o in self.outcomes)
 
     def failing(self) -> list[str]:
-        """Tests that failed, errored or timed out: the tests that tell this implementation apart."""
+        """Tests that failed, errored or timed out: those that tell this implementation apart."""
         return [n for n in self.test_names() if self.outcome(n) in ("failed", "error", "timeout")]
 
 
@@ -91,6 +93,12 @@ class Job:
     time_limit: float
     reverse: bool = False
     hash_seed: int = FIXED_HASH_SEED
+
+
+def _without_addresses(text: str) -> str:
+    """``text`` with memory addresses (``<Tree object at 0x7f...>``) masked: they change
+    from run to run, and a report must be the same bytes for the same submission."""
+    return re.sub(r" at 0x[0-9a-fA-F]+\b", " at 0x…", text)
 
 
 def _base_name(name: str) -> str:
@@ -110,11 +118,12 @@ def interpret(record: dict[str, Any]) -> RunResult:
         if kind == "collected":
             collected = list(event["names"])
         elif kind == "collection_error":
-            collection_errors.append(event["detail"])
+            collection_errors.append(_without_addresses(event["detail"]))
         elif kind == "start":
             running = event["name"]
         elif kind == "outcome":
-            outcomes[event["name"]] = TestOutcome(event["name"], event["status"], event["detail"])
+            detail = _without_addresses(event["detail"])
+            outcomes[event["name"]] = TestOutcome(event["name"], event["status"], detail)
             running = None
         elif kind == "finished":
             finished = True
@@ -128,6 +137,7 @@ def interpret(record: dict[str, Any]) -> RunResult:
             collection_errors[0],
             seconds,
         )
+    # Fewer outcomes than collected tests is never a pass, whatever the exit status said.
     missing = [name for name in collected if name not in outcomes]
     if record["timed_out"]:
         status: RunStatus = "timeout"
@@ -163,36 +173,55 @@ def _crash_message(exit_code: int | None, running: str | None) -> str:
 def _first_line_of_error(detail: str) -> str:
     """The most telling line of a collection error: the exception pytest shows last."""
     lines = [line.strip() for line in detail.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if re.match(r"^E\s+\w+(Error|Exception)\b", line):
-            return line.lstrip("E").strip()
+    for index in range(len(lines) - 1, -1, -1):
+        if re.match(r"^E\s+\w+(Error|Exception)\b", lines[index]):
+            error = lines[index].lstrip("E").strip()
+            # A SyntaxError names its file and line on an earlier "E   File ..." line.
+            places = [re.match(r'^E\s+File "([^"]+)", line (\d+)', line) for line in lines[:index]]
+            found = [place for place in places if place]
+            if error.startswith(("SyntaxError", "IndentationError", "TabError")) and found:
+                error += f" ({found[-1][1]}, line {found[-1][2]})"
+            return error
     return lines[-1] if lines else "the test file could not be collected"
 
 
 class _Zygote:
-    """One warm worker process and the pid of the child it is running, if any."""
+    """One warm worker process and the pid of the child it is running, if any.
+
+    Every worker of a pool has the same command line (it names the pool's
+    scratch folder), so a test cannot tell which worker runs it.
+
+    A test can kill its worker (it runs as the same user); the run then
+    counts as crashed and the worker is started again, so one hostile run
+    cannot stop the grading of the others.
+    """
 
     def __init__(self, scratch: Path, hash_seed: int) -> None:
+        self.scratch = scratch
         self.hash_seed = hash_seed
         self.child_pid: int | None = None
+        self.process = self._start()
+
+    def _start(self) -> subprocess.Popen[str]:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONHASHSEED": str(hash_seed),
+            "PYTHONHASHSEED": str(self.hash_seed),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "LANG": "C.UTF-8",
         }
-        self.process = subprocess.Popen(
-            [sys.executable, "-s", "-P", "-m", "grader.zygote", str(scratch)],
+        return subprocess.Popen(
+            [sys.executable, "-s", "-P", "-m", "grader.zygote", str(self.scratch)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
-            cwd=scratch,
+            cwd=self.scratch,
             start_new_session=True,
             text=True,
         )
 
-    def run(self, job: Job) -> RunResult:
+    def run(self, job: Job, closed: threading.Event) -> RunResult:
+        """Run ``job``; a worker that dies under it gives a crashed run, or stops the grading."""
         stdin, stdout = self._pipes()
         message = {
             "implementation": job.implementation,
@@ -201,33 +230,92 @@ class _Zygote:
             "time_limit": job.time_limit,
             "reverse": job.reverse,
         }
-        stdin.write(json.dumps(message) + "\n")
-        stdin.flush()
-        self.child_pid = int(json.loads(self._read_line(stdout))["pid"])
-        record = json.loads(self._read_line(stdout))
+        try:
+            stdin.write(json.dumps(message) + "\n")
+            stdin.flush()
+            self.child_pid = int(json.loads(_read_line(stdout))["pid"])
+            record = json.loads(_read_line(stdout))
+        except (OSError, ValueError, EOFError) as error:
+            if closed.is_set():
+                raise GraderError("grading was stopped before it finished") from error
+            return self._restart_after_crash()
         self.child_pid = None
         return interpret(record)
+
+    def _restart_after_crash(self) -> RunResult:
+        """The worker died during a run (the test killed it): clean up, start a new one.
+
+        What the dead worker's run left beyond the child's own group is found
+        by ``kill_strays`` when the pool closes, with the run's folder.
+        """
+        self.stop()
+        if self.process.returncode is not None and self.process.returncode >= 0:
+            raise GraderError(
+                "the kit is broken: a grading worker stopped with exit status "
+                f"{self.process.returncode}; rerun with --debug and report it"
+            )
+        self.process = self._start()
+        return RunResult(
+            "crashed",
+            (),
+            "the test process killed its parent, the grader's worker",
+            "",
+            0.0,
+        )
 
     def _pipes(self) -> tuple[IO[str], IO[str]]:
         assert self.process.stdin is not None and self.process.stdout is not None
         return self.process.stdin, self.process.stdout
 
-    def _read_line(self, stdout: IO[str]) -> str:
-        line = stdout.readline()
-        if not line:
-            raise GraderError("the kit is broken: a grading worker stopped unexpectedly")
-        return line
+    def close_input(self) -> None:
+        """Tell the worker to stop: it kills its run, removes the run's folder and exits."""
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.process.stdin.close()
 
-    def stop(self) -> None:
-        """Kill the running child's whole group, then the worker itself."""
+    def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Stop the worker, cleanly if it answers within ``grace`` seconds, else by force."""
+        self.close_input()
+        try:
+            self.process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         if self.child_pid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.child_pid, signal.SIGKILL)
-        self.process.kill()
-        self.process.wait()
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None:
-                pipe.close()
+            self.child_pid = None
+        if self.process.stdout is not None:
+            # RuntimeError: closed from a Ctrl-C handler while this thread reads it.
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
+                self.process.stdout.close()
+
+
+def _read_line(stdout: IO[str]) -> str:
+    line = stdout.readline()
+    if not line:
+        raise EOFError("the grading worker stopped")
+    return line
+
+
+def kill_strays(scratch: Path) -> None:
+    """Kill any process still running from ``scratch``: a last sweep after the workers stop.
+
+    Every child of a worker is a fork of it and keeps its command line, which
+    names the scratch folder; this finds such a process even where its worker
+    was killed before it could clean up.
+    """
+    marker = b"\0" + str(scratch).encode() + b"\0"
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
+                if marker not in b"\0" + cmdline.read():
+                    continue
+            os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
 
 
 class WorkerPool:
@@ -236,35 +324,67 @@ class WorkerPool:
     ``workers`` zygotes run with the fixed hash seed; one more runs with
     another seed, for the run that checks a test file does not depend on it.
     Safe to call ``run`` from several threads at once.
+
+    ``close`` stops every worker, which kills its run and every process the
+    run started, and removes the scratch folder; runs still waiting then raise
+    ``GraderError`` instead of starting. A pool made in the main thread also
+    closes itself on Ctrl-C before the ``KeyboardInterrupt`` unwinds, so that
+    nothing waits for runs in flight to finish.
     """
 
     def __init__(self, workers: int = 2) -> None:
-        self.scratch = Path(tempfile.mkdtemp(prefix="grader-"))
+        self.scratch: Path | None = None
         self._idle: dict[int, queue.Queue[_Zygote]] = {}
         self._all: list[_Zygote] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._closed = threading.Event()
+        in_main = threading.current_thread() is threading.main_thread()
+        self._previous_sigint: Any = signal.getsignal(signal.SIGINT) if in_main else None
+        # Where Ctrl-C is ignored (a background job) it stays ignored.
+        self._in_main = in_main and self._previous_sigint != signal.SIG_IGN
         try:
-            for seed in [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]:
-                zygote = _Zygote(self.scratch, seed)
-                self._all.append(zygote)
-                self._idle.setdefault(seed, queue.Queue()).put(zygote)
+            # Ctrl-C waits until the scratch folder and every worker are known to close().
+            with _sigint_deferred(then=self._interrupted if self._in_main else None):
+                self.scratch = Path(tempfile.mkdtemp(prefix="grader-"))
+                for seed in [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]:
+                    zygote = _Zygote(self.scratch, seed)
+                    self._all.append(zygote)
+                    self._idle.setdefault(seed, queue.Queue()).put(zygote)
         except BaseException:
             self.close()
             raise
 
     def run(self, job: Job) -> RunResult:
+        if self._closed.is_set():
+            raise GraderError("grading was stopped before it finished")
         zygote = self._idle[job.hash_seed].get()
         try:
-            return zygote.run(job)
+            return zygote.run(job, self._closed)
         finally:
             self._idle[job.hash_seed].put(zygote)
 
+    def _interrupted(self, signum: int, frame: FrameType | None) -> None:
+        """Ctrl-C: stop everything first, then let the interrupt unwind."""
+        self.close()
+        raise KeyboardInterrupt
+
     def close(self) -> None:
-        with self._lock:
+        """Stop every worker and remove the scratch folder; a Ctrl-C meanwhile waits for it."""
+        then = None
+        if self._in_main:
+            previous = self._previous_sigint
+            then = signal.default_int_handler if previous is None else previous
+        self._in_main = False  # the handler is given back once
+        with _sigint_deferred(then=then), self._lock:
+            self._closed.set()
+            for zygote in self._all:
+                zygote.close_input()
             for zygote in self._all:
                 zygote.stop()
             self._all.clear()
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            if self.scratch is not None:
+                kill_strays(self.scratch)
+                shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -276,3 +396,23 @@ class WorkerPool:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def _sigint_deferred(then: Any = None) -> Iterator[None]:
+    """Hold Ctrl-C off while the block runs (main thread only), then deliver it.
+
+    Afterwards the SIGINT handler is ``then``, or the one in place before.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        after = before if then is None else then
+        signal.signal(signal.SIGINT, signal.default_int_handler if after is None else after)
+    if caught:
+        raise KeyboardInterrupt

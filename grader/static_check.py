@@ -1,10 +1,21 @@
 """Rules a student's test file must follow, checked on its syntax tree before anything runs.
 
 Tests earn kills only by observing behaviour through the public interface.
-A test that could read the implementation's source, the environment, files
-or the process itself could tell the reference from a mutant without testing
-anything, so those doors are closed here, each with a message that names the
-line and the rule. (The sandbox closes them a second time at run time.)
+A test that could read the implementation's source or bytecode, the
+environment, files or the process itself could tell the reference from a
+mutant without testing anything; one that could patch pytest or the builtins
+could change what a run reports. Those doors are closed here, each with a
+message that names the line and the rule. The sandbox closes what it can a
+second time at run time (see ``grader.zygote``), but reading the code of the
+module under test cannot be stopped inside the process that runs it: this
+check is the layer that stops it.
+
+The rules are an allow-list where one is possible (which modules, which names
+of ``radix``) and a deny-list of the known ways around it elsewhere: dunder
+names and strings, private attributes, frames and tracebacks, code objects,
+dynamic attribute access (``getattr``, ``operator.attrgetter``,
+``str.format`` fields), string annotations that ``typing`` would evaluate,
+and unseeded randomness.
 """
 
 from __future__ import annotations
@@ -34,6 +45,9 @@ ALLOWED_MODULES = frozenset(
         "enum",
     }
 )
+RADIX_NAMES = frozenset({"RadixTree", "ROOT", "NodeId"})
+"""The whole public interface of ``radix`` (docs: spec/python-interface.md)."""
+
 MODULE_ATTRIBUTES = frozenset(
     {
         "sys",
@@ -53,6 +67,7 @@ MODULE_ATTRIBUTES = frozenset(
         "marshal",
         "pickle",
         "dis",
+        "ast",
         "linecache",
         "tokenize",
         "threading",
@@ -69,16 +84,57 @@ MODULE_ATTRIBUTES = frozenset(
         "code",
         "runpy",
         "weakref",
-        "internal",
-        "database",
+        "unittest",
         "warnings",
         "re",
         "abc",
         "reprlib",
         "keyword",
         "contextlib",
+        # hypothesis's own modules, beyond strategies, stateful and errors
+        "internal",
+        "database",
+        "configuration",
+        "control",
+        "core",
+        "entry_points",
+        "reporting",
+        "statistics",
+        "utils",
+        "vendor",
     }
 )
+"""Attribute names that lead to a module outside the allow-list (``hypothesis.core.os``...)."""
+
+INTROSPECTION_ATTRIBUTES = frozenset(
+    {
+        # frames, tracebacks and their text: they lead to the implementation's code
+        "tb",
+        "frame",
+        "getrepr",
+        "mro",
+        # dynamic attribute access, which would get round every rule on names
+        "attrgetter",
+        "methodcaller",
+        "format",
+        "format_map",
+        "Formatter",
+        # evaluating strings as code
+        "get_type_hints",
+        "ForwardRef",
+        "get_annotations",
+    }
+)
+INTROSPECTION_PREFIXES = ("f_", "tb_", "co_", "gi_", "cr_", "ag_")
+"""Attributes of frames, tracebacks, code objects, generators and coroutines."""
+DYNAMIC_ACCESS_FIX = {
+    "format": "str.format fields can read any attribute; use an f-string",
+    "format_map": "str.format fields can read any attribute; use an f-string",
+    "attrgetter": "it reads attributes named at run time; call the methods themselves",
+    "methodcaller": "it calls methods named at run time; call the methods themselves",
+}
+"""For the rules a student may trip over without meaning harm: what to write instead."""
+
 FORBIDDEN_CALLS = frozenset(
     {
         "open",
@@ -89,6 +145,7 @@ FORBIDDEN_CALLS = frozenset(
         "globals",
         "locals",
         "vars",
+        "dir",
         "getattr",
         "setattr",
         "delattr",
@@ -97,6 +154,11 @@ FORBIDDEN_CALLS = frozenset(
         "exit",
         "quit",
         "memoryview",
+        "id",
+        "hash",
+        "repr",
+        "ascii",
+        "help",
     }
 )
 FORBIDDEN_FIXTURES = frozenset(
@@ -112,14 +174,43 @@ FORBIDDEN_FIXTURES = frozenset(
         "testdir",
         "cache",
         "record_property",
+        "record_xml_attribute",
         "record_testsuite_property",
+        "doctest_namespace",
+        # capturing output would let a test read help() or reprs it printed
+        "capsys",
+        "capsysbinary",
+        "capfd",
+        "capfdbinary",
+        "capteesys",
     }
 )
 FORBIDDEN_PYTEST = frozenset(
-    {"skip", "xfail", "exit", "importorskip", "main", "register_assert_rewrite", "MonkeyPatch"}
+    {
+        "skip",
+        "xfail",
+        "exit",
+        "importorskip",
+        "main",
+        "console_main",
+        "cmdline",
+        "set_trace",
+        "register_assert_rewrite",
+        "MonkeyPatch",
+        "Pytester",
+        "Testdir",
+        "TempPathFactory",
+        "TempdirFactory",
+        "Cache",
+        "Config",
+        "Session",
+        "PytestPluginManager",
+        "hookimpl",
+        "hookspec",
+    }
 )
 FORBIDDEN_MARKS = frozenset({"skip", "skipif", "xfail", "usefixtures", "filterwarnings"})
-FORBIDDEN_SETTINGS = frozenset({"database", "derandomize"})
+FORBIDDEN_SETTINGS = frozenset({"database", "derandomize", "deadline", "suppress_health_check"})
 
 
 @dataclass(frozen=True)
@@ -142,22 +233,52 @@ def check_test_source(source: str) -> tuple[list[Violation], list[str]]:
         return [
             Violation(error.lineno or 0, f"syntax error: {error.msg}; fix it and run again")
         ], []
-    visitor = _Rules()
+    visitor = _Rules(_imported_names(tree))
     visitor.visit(tree)
     tests = [
         node.name
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
     ]
-    return sorted(visitor.violations, key=lambda v: (v.line, v.rule)), tests
+    return sorted(set(visitor.violations), key=lambda v: (v.line, v.rule)), tests
+
+
+def _imported_names(tree: ast.Module) -> dict[str, str]:
+    """Every name an import binds, anywhere in the file, mapped to what it imports."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    names[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".")[0]
+                    names[root] = root
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module or ''}.{alias.name}"
+    return names
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The variable at the start of ``a.b[c].d``, if there is one."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 class _Rules(ast.NodeVisitor):
-    def __init__(self) -> None:
+    def __init__(self, imported: dict[str, str]) -> None:
         self.violations: list[Violation] = []
+        self.imported = imported
+        self.line_offset = 0
 
     def _flag(self, node: ast.AST, rule: str) -> None:
-        self.violations.append(Violation(getattr(node, "lineno", 0), rule))
+        line = getattr(node, "lineno", 0) + self.line_offset
+        self.violations.append(Violation(line, rule))
+
+    # ------------------------------------------------------------------
+    # Imports: an allow-list of modules, and only the public names of radix.
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -171,6 +292,12 @@ class _Rules(ast.NodeVisitor):
         for alias in node.names:
             if alias.name.startswith("_") and alias.name != "annotations":
                 self._flag(node, f"importing the private name {alias.name!r} is not allowed")
+            elif node.module == "radix" and alias.name not in RADIX_NAMES:
+                self._flag(node, _not_in_interface(alias.name))
+            elif node.module == "random" and alias.name != "Random":
+                self._flag(node, _UNSEEDED)
+            elif alias.name in MODULE_ATTRIBUTES | INTROSPECTION_ATTRIBUTES:
+                self._flag(node, f"importing {alias.name!r} reaches beyond the tree's interface")
         self.generic_visit(node)
 
     def _check_module(self, node: ast.AST, module: str) -> None:
@@ -178,22 +305,38 @@ class _Rules(ast.NodeVisitor):
             allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
             self._flag(node, f"import of {module!r} is not allowed (allowed: {allowed})")
 
+    # ------------------------------------------------------------------
+    # Attributes: nothing private, nothing that leads to the interpreter.
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr.startswith("_"):
-            self._flag(node, f"attribute {node.attr!r} is private: use only the public interface")
-        elif node.attr in MODULE_ATTRIBUTES:
-            self._flag(node, f"attribute {node.attr!r} reaches beyond the tree's interface")
-        elif isinstance(node.value, ast.Name) and node.value.id == "pytest":
-            if node.attr in FORBIDDEN_PYTEST:
-                self._flag(
-                    node, f"pytest.{node.attr} is not allowed: a test must pass or fail on its own"
-                )
-        elif isinstance(node.value, ast.Attribute) and node.value.attr == "mark":
-            if node.attr in FORBIDDEN_MARKS:
-                self._flag(
-                    node, f"the mark {node.attr!r} is not allowed: every test runs every time"
-                )
+        attr = node.attr
+        base = self.imported.get(node.value.id) if isinstance(node.value, ast.Name) else None
+        if attr.startswith("_"):
+            self._flag(node, f"attribute {attr!r} is private: use only the public interface")
+        elif attr in MODULE_ATTRIBUTES:
+            self._flag(node, f"attribute {attr!r} reaches beyond the tree's interface")
+        elif attr in DYNAMIC_ACCESS_FIX:
+            self._flag(node, f"attribute {attr!r} is not allowed: {DYNAMIC_ACCESS_FIX[attr]}")
+        elif attr in INTROSPECTION_ATTRIBUTES or attr.startswith(INTROSPECTION_PREFIXES):
+            self._flag(
+                node, f"attribute {attr!r} inspects code or objects: test behaviour, not code"
+            )
+        elif base == "radix" and attr not in RADIX_NAMES:
+            self._flag(node, _not_in_interface(attr))
+        elif base == "random" and attr != "Random":
+            self._flag(node, _UNSEEDED)
+        elif base == "pytest" and attr in FORBIDDEN_PYTEST:
+            self._flag(node, f"pytest.{attr} is not allowed: a test must pass or fail on its own")
+        elif (
+            isinstance(node.value, ast.Attribute)
+            and node.value.attr == "mark"
+            and attr in FORBIDDEN_MARKS
+        ):
+            self._flag(node, f"the mark {attr!r} is not allowed: every test runs every time")
         self.generic_visit(node)
+
+    # ------------------------------------------------------------------
+    # Names and calls.
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id.startswith("__") and node.id != "__name__":
@@ -206,25 +349,103 @@ class _Rules(ast.NodeVisitor):
             )
         self.generic_visit(node)
 
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        is_random = (
+            isinstance(func, ast.Attribute)
+            and func.attr == "Random"
+            and _root_name(func) in self.imported
+        ) or (isinstance(func, ast.Name) and self.imported.get(func.id) == "random.Random")
+        if is_random and not node.args and not node.keywords:
+            self._flag(node, _UNSEEDED)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and "__" in node.value:
+            self._flag(node, "strings naming dunder attributes are not allowed")
+        self.generic_visit(node)
+
+    # ------------------------------------------------------------------
+    # Definitions: no hooks, no privileged fixtures, no string annotations run as code.
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._check_function(node)
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
         self._check_function(node)
 
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._check_arguments(node, node.args)
+        self.generic_visit(node)
+
     def _check_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name.startswith("pytest_"):
             self._flag(node, f"the pytest hook {node.name!r} is not allowed in a test file")
-        for argument in node.args.args + node.args.kwonlyargs:
+        self._check_arguments(node, node.args)
+        if node.returns is not None:
+            self._check_annotation(node.returns)
+        self.generic_visit(node)
+
+    def _check_arguments(self, node: ast.AST, arguments: ast.arguments) -> None:
+        every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+        every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        for argument in every:
             if argument.arg in FORBIDDEN_FIXTURES:
                 self._flag(node, f"the fixture {argument.arg!r} is not allowed in a test file")
+            if argument.annotation is not None:
+                self._check_annotation(argument.annotation)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._check_annotation(node.annotation)
+        self._check_targets(node, [node.target])
         self.generic_visit(node)
+
+    def _check_annotation(self, annotation: ast.expr) -> None:
+        """A string annotation is code that ``typing`` or hypothesis may evaluate: check it too."""
+        if not (isinstance(annotation, ast.Constant) and isinstance(annotation.value, str)):
+            return
+        try:
+            parsed = ast.parse(annotation.value.strip(), mode="eval")
+        except SyntaxError:
+            self._flag(annotation, "a string annotation must be a type, written as Python")
+            return
+        offset = self.line_offset
+        self.line_offset = offset + annotation.lineno - 1
+        self.visit(parsed)
+        self.line_offset = offset
+
+    # ------------------------------------------------------------------
+    # Assignments: no shared state, no monkeypatching.
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             if isinstance(target, ast.Name) and target.id in ("pytest_plugins", "pytestmark"):
                 self._flag(node, f"setting {target.id!r} is not allowed in a test file")
+        self._check_targets(node, node.targets)
         self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check_targets(node, [node.target])
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        self._check_targets(node, node.targets)
+        self.generic_visit(node)
+
+    def _check_targets(self, node: ast.AST, targets: list[ast.expr]) -> None:
+        """Changing an attribute of an imported module or class is monkeypatching: refused."""
+        for target in targets:
+            if isinstance(target, ast.Tuple | ast.List):
+                self._check_targets(node, list(target.elts))
+            elif isinstance(target, ast.Starred):
+                self._check_targets(node, [target.value])
+            elif isinstance(target, ast.Attribute | ast.Subscript):
+                root = _root_name(target)
+                if root in self.imported:
+                    self._flag(
+                        node,
+                        f"changing {root!r} (imported) is monkeypatching: tests may only call it",
+                    )
 
     def visit_Global(self, node: ast.Global) -> None:
         self._flag(node, "'global' is not allowed: tests must not share state")
@@ -237,7 +458,12 @@ class _Rules(ast.NodeVisitor):
             )
         self.generic_visit(node)
 
-    def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and "__" in node.value:
-            self._flag(node, "strings naming dunder attributes are not allowed")
-        self.generic_visit(node)
+
+_UNSEEDED = (
+    "unseeded randomness is not allowed: use random.Random(SEED) with a fixed seed, or hypothesis"
+)
+
+
+def _not_in_interface(name: str) -> str:
+    public = ", ".join(sorted(RADIX_NAMES))
+    return f"radix.{name} is not part of the interface: tests may use only {public}"

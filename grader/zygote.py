@@ -9,18 +9,29 @@ the child's pid, then the run's record, out on stdout. Each child:
 - works in a fresh folder holding only ``radix.py``, the one test file, an
   empty ``pytest.ini`` and its own ``home`` and ``tmp``, with a clean
   environment, fixed-size resource limits and no inherited files;
+- sees every implementation the same way: the same module name, file name,
+  folder layout, modification time, environment, ``sys.argv`` and
+  ``sys.path`` (nothing on it leads into the kit), so only behaviour can tell
+  a mutant from the reference;
 - reports every collected test and every outcome through a pipe as it goes,
   so a crash or a hang still leaves a record of what ran.
 
 The zygote never runs a test itself; it only forks, times, kills and reports.
+It is a child subreaper: a grandchild that leaves its process group, or whose
+parent dies, is handed to the zygote instead of to init, so after every run
+the zygote can find and kill every process the run left behind. When its
+stdin closes (the grader is done, interrupted or gone) it kills the run in
+progress, removes its folder and exits.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import json
 import os
+import random
 import resource
 import select
 import shutil
@@ -37,22 +48,14 @@ import pytest
 from grader.outcomes import OutcomeRecorder
 
 OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
-MEMORY_LIMIT_BYTES = 2 * 1024 * 1024 * 1024
+MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
 OPEN_FILES_LIMIT = 256
 OUTPUT_TAIL_BYTES = 4000
 EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
 EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
-
-
-def serve(scratch: Path) -> None:
-    """Answer jobs from stdin until it closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _warm_up(scratch)
-    for line in sys.stdin:
-        job = json.loads(line)
-        record = run_job(job, scratch)
-        _send(record)
-
+PR_SET_CHILD_SUBREAPER = 36  # from <linux/prctl.h>
+SWEEP_ROUNDS = 200
+"""How often the zygote looks again for processes a run left; each round kills all it finds."""
 
 PYTEST_ARGS = (
     *("-c", "pytest.ini", "--rootdir", ".", "--noconftest", "--import-mode=importlib"),
@@ -60,6 +63,33 @@ PYTEST_ARGS = (
     *("--tb=short", "-q", "-W", "ignore"),
 )
 """Run from the run's folder: only the named file is collected, under the grader's own config."""
+
+
+class GraderGone(Exception):
+    """The grader closed the zygote's stdin while a run was going: stop at once."""
+
+
+def serve(scratch: Path) -> None:
+    """Answer jobs from stdin until it closes; leave no process of any run behind."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _become_subreaper()
+    _warm_up(scratch)
+    try:
+        for line in sys.stdin:
+            job = json.loads(line)
+            record = run_job(job, scratch)
+            _send(record)
+    except (GraderGone, BrokenPipeError):
+        pass
+    finally:
+        _kill_descendants()
+
+
+def _become_subreaper() -> None:
+    """Ask Linux to hand orphaned descendants to this process (see the module docstring)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def _warm_up(scratch: Path) -> None:
@@ -82,7 +112,11 @@ def _send(message: dict[str, Any]) -> None:
 
 
 def run_job(job: dict[str, Any], scratch: Path) -> dict[str, Any]:
-    """Fork a child for ``job``, wait for it within its time limit, and describe the run."""
+    """Fork a child for ``job``, wait for it within its time limit, and describe the run.
+
+    Whatever happens, every process of the run is dead and its folder gone
+    before this returns (or raises).
+    """
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     try:
         test_file = _lay_out(folder, job)
@@ -93,14 +127,18 @@ def run_job(job: dict[str, Any], scratch: Path) -> dict[str, Any]:
             os.close(read_end)
             _child(folder, test_file, write_end, job)
         os.close(write_end)
-        _send({"pid": pid})
-        events, timed_out, status = _collect(pid, read_end, float(job["time_limit"]))
+        try:
+            _send({"pid": pid})
+            events, timed_out, status = _collect(pid, read_end, float(job["time_limit"]))
+        finally:
+            _kill_group(pid)
+            _kill_descendants()
         return {
             "events": _without_folder(events, folder),
             "timed_out": timed_out,
             "exit_code": os.waitstatus_to_exitcode(status) if status is not None else None,
             "seconds": time.monotonic() - started,
-            "output": _tail(folder / "output.log").replace(f"{folder}/", ""),
+            "output": _strip_folder(_tail(folder / "output.log"), folder),
         }
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -114,6 +152,7 @@ def _lay_out(folder: Path, job: dict[str, Any]) -> Path:
     (folder / "tests").mkdir()
     test_file = folder / "tests" / str(job["test_name"])
     test_file.write_text(job["test_source"], encoding="utf-8")
+    os.utime(test_file, (EPOCH, EPOCH))
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (folder / "home").mkdir()
     (folder / "tmp").mkdir()
@@ -124,38 +163,100 @@ def _collect(pid: int, read_end: int, time_limit: float) -> tuple[list[Any], boo
     """Read the child's events until it exits or its time is up; then kill its whole group.
 
     The child's exit is watched through a pidfd rather than the pipe's end:
-    a grandchild may hold the pipe open long after the child is gone.
+    a grandchild may hold the pipe open long after the child is gone. The
+    zygote's stdin is watched too: it only becomes readable here when the
+    grader closes it, and then the run is abandoned (``GraderGone``).
     """
     deadline = time.monotonic() + time_limit
     exited = os.pidfd_open(pid)
     buffer = bytearray()
-    watched = [read_end, exited]
+    watched = [read_end, exited, sys.stdin.fileno()]
     status: int | None = None
-    while status is None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        ready, _, _ = select.select(watched, [], [], remaining)
-        if read_end in ready:
-            chunk = os.read(read_end, 65536)
-            if not chunk:
-                watched.remove(read_end)
-            elif len(buffer) < EVENTS_LIMIT_BYTES:
-                buffer += chunk
-        if exited in ready:
-            status = os.waitpid(pid, 0)[1]
-    _kill_group(pid)
-    if status is None:
-        os.waitpid(pid, 0)
-    os.close(exited)
-    buffer += _drain(read_end)
-    os.close(read_end)
+    try:
+        while status is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            ready, _, _ = select.select(watched, [], [], remaining)
+            if sys.stdin.fileno() in ready:
+                raise GraderGone
+            if read_end in ready:
+                chunk = os.read(read_end, 65536)
+                if not chunk:
+                    watched.remove(read_end)
+                elif len(buffer) < EVENTS_LIMIT_BYTES:
+                    buffer += chunk
+            if exited in ready:
+                status = os.waitpid(pid, 0)[1]
+        _kill_group(pid)
+        if status is None:
+            os.waitpid(pid, 0)
+        buffer += _drain(read_end)
+    finally:
+        os.close(exited)
+        os.close(read_end)
     return _parse_events(bytes(buffer)), status is None, status
 
 
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def _kill_descendants() -> None:
+    """Kill every process below this one, however it left its group, and reap them all.
+
+    Killing a process hands its children to this subreaper, so each round
+    finds what the last one orphaned; a process that forks between two rounds
+    is found in the next one.
+    """
+    for _ in range(SWEEP_ROUNDS):
+        living = descendants(os.getpid())
+        for pid in living:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        _reap()
+        if not living:
+            return
+        time.sleep(0.005)
+
+
+def descendants(root: int) -> list[int]:
+    """The pids of the living (not zombie) processes below ``root``, read from /proc."""
+    children: dict[int, list[int]] = {}
+    zombies: set[int] = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                data = stat.read()
+        except OSError:
+            continue
+        # The name in parentheses may itself hold spaces and parentheses.
+        fields = data[data.rfind(b")") + 2 :].split()
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        if fields[0] == b"Z":
+            zombies.add(pid)
+    found: list[int] = []
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return [pid for pid in found if pid not in zombies]
+
+
+def _reap() -> None:
+    """Collect the exit status of every dead child, so none stays a zombie."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _drain(read_end: int) -> bytes:
@@ -172,9 +273,14 @@ def _drain(read_end: int) -> bytes:
         data += chunk
 
 
+def _strip_folder(text: str, folder: Path) -> str:
+    """``text`` with the run's folder taken out of every path, so every run reads the same."""
+    return text.replace(f"{folder}/", "").replace(str(folder), ".")
+
+
 def _without_folder(events: list[Any], folder: Path) -> list[Any]:
     """Events with the run's folder taken out of every path, so reports are the same every run."""
-    return list(json.loads(json.dumps(events).replace(f"{folder}/", "")))
+    return list(json.loads(_strip_folder(json.dumps(events), folder)))
 
 
 def _parse_events(buffer: bytes) -> list[Any]:
@@ -198,7 +304,7 @@ def _tail(path: Path) -> str:
     return (
         text
         if size <= OUTPUT_TAIL_BYTES
-        else f"[output cut to its last {OUTPUT_TAIL_BYTES} bytes]\n{text}"
+        else f"[output cut to its last {OUTPUT_TAIL_BYTES} bytes of {size}]\n{text}"
     )
 
 
@@ -207,19 +313,24 @@ def _child(folder: Path, test_file: Path, events_fd: int, job: dict[str, Any]) -
     try:
         os.setsid()
         _isolate(folder, events_fd, float(job["time_limit"]))
-        sys.path[:0] = [str(folder)]
         recorder = OutcomeRecorder(events_fd, reverse=bool(job.get("reverse")))
         hypothesis.settings.register_profile(
-            "grader", derandomize=True, database=None, deadline=None, print_blob=False
+            "grader",
+            derandomize=True,
+            database=None,
+            deadline=None,
+            print_blob=False,
+            suppress_health_check=list(hypothesis.HealthCheck),
         )
         hypothesis.settings.load_profile("grader")
+        random.seed(0)
         pytest.main([str(test_file.relative_to(folder)), *PYTEST_ARGS], plugins=[recorder])
     finally:
         os._exit(0)
 
 
 def _isolate(folder: Path, events_fd: int, time_limit: float) -> None:
-    """Clean environment, own folders, no inherited files, bounded resources."""
+    """Clean environment, own folders, no inherited files, nothing of the kit, bounded resources."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     output = os.open(folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(devnull, 0)
@@ -241,6 +352,8 @@ def _isolate(folder: Path, events_fd: int, time_limit: float) -> None:
     )
     tempfile.tempdir = None
     sys.argv = ["pytest"]
+    sys.orig_argv = ["python", "-m", "pytest"]
+    sys.path[:] = [str(folder), *_library_paths()]
     sys.dont_write_bytecode = True
     cpu_seconds = int(time_limit) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
@@ -249,6 +362,22 @@ def _isolate(folder: Path, events_fd: int, time_limit: float) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES_LIMIT, OPEN_FILES_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _library_paths() -> list[str]:
+    """``sys.path`` without the kit's checkout, which an editable install puts on it.
+
+    The grader's own modules are already imported; leaving the checkout on the
+    path would let ``import reference.radix`` or ``import mutants`` find the
+    kit's files. Where the kit is installed as a wheel it lives in
+    site-packages, which pytest needs, so only a folder that holds the kit and
+    not pytest is dropped.
+    """
+    kit = Path(__file__).resolve().parents[1]
+    libraries = Path(pytest.__file__).resolve().parents[1]
+    return [
+        entry for entry in sys.path if entry and (Path(entry).resolve() != kit or kit == libraries)
+    ]
 
 
 if __name__ == "__main__":

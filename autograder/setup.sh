@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image:
+# it installs the kit from this zip's kit/ folder into $ROOT/venv, with the
+# dependency versions of constraints.txt (those the bundle was built with).
+#
+# AUTOGRADER_ROOT (default /autograder) lets the kit's tests run it in a
+# temporary folder laid out like /autograder.
+set -euo pipefail
+
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+SOURCE="$ROOT/source"
+VENV="$ROOT/venv"
+
+# A Python of 3.11 or later: the image's own if it has one, else Ubuntu's python3.11.
+find_python() {
+    for candidate in python3.13 python3.12 python3.11 python3; do
+        if command -v "$candidate" >/dev/null 2>&1 &&
+            "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+            command -v "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+install_packages() {
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+
+if ! python=$(find_python); then
+    install_packages python3.11 python3.11-venv
+    python=$(find_python)
+fi
+if ! "$python" -m venv "$VENV"; then
+    # Ubuntu splits venv (and its pip) into a package of its own.
+    version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+    install_packages "python$version-venv"
+    "$python" -m venv "$VENV"
+fi
+
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --constraint "$SOURCE/constraints.txt" "$SOURCE/kit"
+"$VENV/bin/grader" --version

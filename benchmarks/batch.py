@@ -1,0 +1,117 @@
+"""Batch grading against grading one submission after another: submissions per minute.
+
+Run from the repository root::
+
+    /work/venv/bin/python benchmarks/batch.py              # 6 submissions, about two minutes
+    /work/venv/bin/python benchmarks/batch.py --copies 2   # a quick look
+
+The class is ``--copies`` folders in a temporary directory, alternately the
+model answer (every mutant killed) and the weak example of the kit's tests
+(three killed): the two ends of what students hand in. They are graded twice:
+
+one after another
+    ``check()`` per folder, each with its own ``WorkerPool``, as a loop over
+    ``grader check`` would (without the interpreter start-ups, which only
+    flatter it).
+
+batch
+    ``grade_batch``: one shared pool, ``--jobs`` checks at once.
+
+Both use the command line's limits. The script prints each way's wall time,
+submissions per minute and the cores it kept busy (its CPU time over its wall
+time), the speed-up, the load average (other work on the machine slows both
+and leaves less to gain), and checks that both ways gave every folder the same
+gradebook row. It always exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+KIT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(KIT))
+
+from grader.batch import BatchRow, grade_batch, row_of  # noqa: E402
+from grader.catalog import load_chapter  # noqa: E402
+from grader.grading import CheckReport, Limits, check  # noqa: E402
+
+WEAK_TESTS = KIT / "tests" / "fixtures" / "submissions" / "weak" / "tests" / "test_ds07_radix.py"
+LIMITS = Limits(course_tests=120.0, student_tests=120.0)
+
+
+def lay_out(root: Path, copies: int) -> list[Path]:
+    chapter = load_chapter()
+    folders = []
+    for number in range(copies):
+        kind = "model" if number % 2 == 0 else "weak"
+        folder = root / f"student{number:02d}-{kind}"
+        (folder / "tests").mkdir(parents=True)
+        shutil.copyfile(chapter.reference, folder / chapter.implementation)
+        tests = chapter.model_tests if kind == "model" else WEAK_TESTS
+        shutil.copyfile(tests, folder / chapter.student_tests)
+        folders.append(folder)
+    return folders
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of every process it has reaped (the pools' workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def one_after_another(folders: list[Path]) -> tuple[float, float, list[CheckReport]]:
+    chapter = load_chapter()
+    started, cpu = time.perf_counter(), cpu_seconds()
+    reports = [check(chapter, folder, LIMITS) for folder in folders]
+    return time.perf_counter() - started, cpu_seconds() - cpu, reports
+
+
+def as_a_batch(folders: list[Path], out: Path, jobs: int) -> tuple[float, float, list[BatchRow]]:
+    started, cpu = time.perf_counter(), cpu_seconds()
+    result = grade_batch(load_chapter(), folders, out, LIMITS, jobs)
+    rows = [dataclasses.replace(row, report="") for row in result.rows]
+    return time.perf_counter() - started, cpu_seconds() - cpu, rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=6, help="submissions in the class")
+    parser.add_argument("--jobs", type=int, default=2, help="checks at once in the batch")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="grader-batch-bench-") as temporary:
+        root = Path(temporary)
+        folders = lay_out(root, args.copies)
+        load_before = os.getloadavg()[0]
+        sequential, sequential_cpu, reports = one_after_another(folders)
+        batched, batched_cpu, rows = as_a_batch(folders, root / "out", args.jobs)
+        load_after = os.getloadavg()[0]
+    chapter = load_chapter()
+    same = rows == [row_of(chapter, f.name, r, "") for f, r in zip(folders, reports, strict=True)]
+    count = len(folders)
+    kinds = f"{(count + 1) // 2} model answers, {count // 2} weak"
+    print(f"{count} submissions ({kinds}) on {os.cpu_count()} cores")
+    for way, wall, cpu in (
+        ("one after another", sequential, sequential_cpu),
+        (f"batch, {args.jobs} at once", batched, batched_cpu),
+    ):
+        print(
+            f"{way:19} {wall:6.1f} s  {count / wall * 60:5.1f} per minute  "
+            f"{cpu / wall:4.2f} cores busy on average"
+        )
+    print(f"speed-up: {sequential / batched:.2f}x")
+    print(f"load average before/after: {load_before:.1f}/{load_after:.1f}")
+    print(f"same gradebook rows both ways: {'yes' if same else 'NO'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,384 @@
+"""``audit``: mutmut's generated mutants of the reference, against the course tests or a student's.
+
+The 18 planted mutants are the grade; they are few, and a test file can be
+tuned to them. mutmut generates hundreds of small mutants of the reference
+mechanically, a second measure that nobody chose. The audit runs in phases
+and stops with a clear message when one fails:
+
+1. lay out a temporary copy of the kit: the reference as a top-level
+   ``radix.py`` (so that ``import radix`` names the module mutmut mutates),
+   the one test file under ``tests/``, a ``conftest.py`` that runs tests in
+   file order with hypothesis derandomized and not shrinking, and the mutmut
+   configuration. mutmut 3 writes its working copy into ``mutants/`` of the
+   project root, which must not be the kit's own ``mutants/``;
+2. ``mutmut run`` there (see ``grader.mutmut_driver``); mutmut itself first
+   checks that the tests pass on the unmutated code and fail when every
+   function raises;
+3. read mutmut's result for each mutant and each mutant's diff, and set
+   aside the mutants that ``mutants/equivalent.toml`` lists as unable to
+   change behaviour, each with its reason.
+
+The kill rate counts killed, timed-out and crashed mutants over every mutant
+not set aside; a mutant no test reaches (mutmut's "no tests") counts as not
+killed. For a submission the score is information shown beside the
+planted-mutant grade, never part of the verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from grader.catalog import CHAPTERS, Chapter
+from grader.errors import EXIT_FAIL, GraderError
+from grader.grading import Limits, MutationResult, check
+from grader.mutmut_driver import (
+    AuditStatus,
+    Progress,
+    SourceFunction,
+    change_of,
+    function_key,
+    lay_out,
+    mutmut_version,
+    read_diffs,
+    run_mutmut,
+    selected_by,
+    source_functions,
+    status_of,
+)
+from grader.submission import read_submission
+
+Suite = Literal["course", "submission"]
+
+SCHEMA_VERSION = 1
+EQUIVALENTS_FILE = "equivalent.toml"
+DETECTED: tuple[AuditStatus, ...] = ("killed", "timeout", "crashed")
+
+
+@dataclass(frozen=True)
+class EquivalentFunction:
+    """A function whose every mutant is set aside (not run): test support, not behaviour."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class EquivalentMutant:
+    """A generated mutant that cannot change behaviour, found again by id or by its change."""
+
+    id: str
+    function: str
+    original: str
+    mutated: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Equivalents:
+    functions: tuple[EquivalentFunction, ...] = ()
+    mutants: tuple[EquivalentMutant, ...] = ()
+
+
+@dataclass(frozen=True)
+class GeneratedMutant:
+    """One mutmut mutant of the reference: where it is, what it changes, what the tests did."""
+
+    id: str
+    function: str
+    line: int
+    status: AuditStatus
+    exit_code: int | None
+    diff: str
+    original: str
+    mutated: str
+    equivalent: str | None = None
+    seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def detected(self) -> bool:
+        return self.status in DETECTED
+
+
+@dataclass(frozen=True)
+class StaleEntry:
+    """An ``equivalent.toml`` entry that needs an edit, and why."""
+
+    id: str
+    function: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What the audit found. ``mutants`` are those run; ``not_run`` more belong to ``excluded``."""
+
+    chapter: str
+    suite: Suite
+    tests: str
+    reference: str  # the mutated file as shown, and its text below
+    source: str = field(repr=False)
+    tool: str
+    mutants: tuple[GeneratedMutant, ...]
+    excluded: tuple[EquivalentFunction, ...]
+    not_run: int
+    stale: tuple[StaleEntry, ...]
+    planted: MutationResult | None
+    timings: dict[str, float] = field(compare=False)
+
+    @property
+    def counted(self) -> tuple[GeneratedMutant, ...]:
+        return tuple(m for m in self.mutants if m.equivalent is None)
+
+    @property
+    def detected(self) -> int:
+        return sum(m.detected for m in self.counted)
+
+    @property
+    def kill_rate(self) -> float:
+        return round(self.detected / len(self.counted), 4) if self.counted else 0.0
+
+    @property
+    def survivors(self) -> tuple[GeneratedMutant, ...]:
+        """The mutants that need attention: counted and not detected."""
+        return tuple(m for m in self.counted if not m.detected)
+
+    def count(self, status: AuditStatus) -> int:
+        return sum(m.status == status for m in self.counted)
+
+    @property
+    def clean(self) -> bool:
+        """Nothing needs attention: every counted mutant detected, every list entry current."""
+        return not self.survivors and not self.stale
+
+
+def equivalents_path(chapter: Chapter) -> Path:
+    """``equivalent.toml`` beside the chapter's catalog."""
+    root = chapter.reference.parent.parent
+    return root / Path(CHAPTERS[chapter.id]).parent / EQUIVALENTS_FILE
+
+
+def load_equivalents(path: Path) -> Equivalents:
+    """Read the list of equivalent mutants; a missing file lists none."""
+    if not path.exists():
+        return Equivalents()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return Equivalents(
+            tuple(
+                EquivalentFunction(str(e["name"]), str(e["reason"]))
+                for e in data.get("function", [])
+            ),
+            tuple(
+                EquivalentMutant(
+                    *(str(e[k]) for k in ("id", "function", "original", "mutated", "reason"))
+                )
+                for e in data.get("mutant", [])
+            ),
+        )
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as error:
+        raise GraderError(f"the kit is broken: cannot read {path}: {error!r}") from error
+
+
+def _selected(
+    functions: dict[str, SourceFunction], only: Sequence[str], excluded: Sequence[str]
+) -> list[SourceFunction]:
+    """The functions to mutate: ``only`` (qualified or bare names) if given, minus ``excluded``."""
+    chosen = list(functions.values())
+    if only:
+        unknown = [n for n in only if not any(n in (f.qualname, _bare(f)) for f in chosen)]
+        if unknown:
+            raise GraderError(f"no function {', '.join(unknown)} in the reference")
+        chosen = [f for f in chosen if f.qualname in only or _bare(f) in only]
+    return [f for f in chosen if f.qualname not in excluded]
+
+
+def _bare(function: SourceFunction) -> str:
+    return function.qualname.rpartition(".")[2]
+
+
+def _text(lines: Sequence[str]) -> str:
+    return "\n".join(line.strip() for line in lines)
+
+
+def _assemble(meta: dict[str, Any], diffs: dict[str, str], source: str) -> list[GeneratedMutant]:
+    functions, lines = source_functions(source), source.splitlines()
+    mutants = []
+    for name, diff in diffs.items():
+        function = functions[function_key(name)]
+        change = change_of(diff, lines, function.def_line)
+        code = meta["exit_code_by_key"][name]
+        mutants.append(
+            GeneratedMutant(
+                id=name,
+                function=function.qualname,
+                line=change.line,
+                status=status_of(code),
+                exit_code=code,
+                diff=diff,
+                original=_text(change.removed),
+                mutated=_text(change.added),
+                seconds=round(float(meta.get("durations_by_key", {}).get(name) or 0.0), 3),
+            )
+        )
+    return sorted(mutants, key=lambda m: (m.line, _number(m.id)))
+
+
+def _number(mutant_id: str) -> int:
+    return int(mutant_id.rpartition("__mutmut_")[2] or 0)
+
+
+def mark_equivalents(
+    mutants: Sequence[GeneratedMutant], listed: Sequence[EquivalentMutant], functions: set[str]
+) -> tuple[list[GeneratedMutant], list[StaleEntry]]:
+    """Set aside the listed mutants; an entry is found by its id, else by its change.
+
+    Returns the mutants (listed ones carrying their reason) and the entries
+    that need an edit: found under another id, found nowhere, or killed
+    after all (then it counts as killed). Entries of functions outside
+    ``functions`` are not judged.
+    """
+    by_id = {m.id: m for m in mutants}
+    reasons: dict[str, str] = {}
+    stale = []
+    for entry in listed:
+        if entry.function not in functions:
+            continue
+        candidates = [by_id[entry.id]] if entry.id in by_id else []
+        candidates += [m for m in mutants if m.function == entry.function and m.id != entry.id]
+        found = next(
+            (m for m in candidates if (m.original, m.mutated) == (entry.original, entry.mutated)),
+            None,
+        )
+        if found is None:
+            stale.append(StaleEntry(entry.id, entry.function, "matches no generated mutant"))
+            continue
+        if found.id != entry.id:
+            stale.append(StaleEntry(entry.id, entry.function, f"is now {found.id}"))
+        if found.detected:  # counted as the kill it is
+            problem = f"the tests kill {found.id} ({found.status}): it is not equivalent"
+            stale.append(StaleEntry(entry.id, entry.function, problem))
+        else:
+            reasons[found.id] = entry.reason
+    marked = [replace(m, equivalent=reasons[m.id]) if m.id in reasons else m for m in mutants]
+    return marked, stale
+
+
+def run_audit(
+    chapter: Chapter,
+    submission: Path | None = None,
+    *,
+    functions: Sequence[str] = (),
+    jobs: int | None = None,
+    equivalents: Path | None = None,
+    grade: bool = True,
+    progress: Progress | None = None,
+) -> AuditReport:
+    """Run mutmut's mutants of the reference against the course tests, or a submission's tests.
+
+    ``functions`` restricts the audit to some functions (``RadixTree.insert``
+    or ``insert``); ``jobs`` is mutmut's number of parallel runs (default:
+    the CPUs). For a submission, its test file must be valid (see ``check``),
+    and with ``grade`` the report carries the planted-mutant grade beside.
+    """
+    started = time.monotonic()
+    version = mutmut_version()
+    jobs = (os.cpu_count() or 2) if jobs is None else jobs
+    if jobs < 1:
+        raise GraderError(f"--jobs must be at least 1, got {jobs}")
+    listed = load_equivalents(equivalents or equivalents_path(chapter))
+    planted = None
+    if submission is None:
+        suite: Suite = "course"
+        test_name = chapter.course_test_file.name
+        tests_text = chapter.course_test_file.read_text(encoding="utf-8")
+        shown = f"course_tests/{test_name}"
+    else:
+        suite, test_name = "submission", Path(chapter.student_tests).name
+        tests_text, shown = _student_tests(chapter, submission), str(submission / test_name)
+        if grade:
+            planted = _planted(chapter, submission)
+    source = chapter.reference.read_text(encoding="utf-8")
+    known = source_functions(source)
+    excluded = [f.name for f in listed.functions]
+    chosen = _selected(known, functions, excluded)
+    if not chosen:
+        raise GraderError("no function left to mutate after the exclusions")
+    restricted = bool(functions) or len(chosen) < len(known)
+    module = chapter.reference.stem
+    names = [f"{module}.{f.key}__mutmut_*" for f in chosen] if restricted else []
+    folder = Path(tempfile.mkdtemp(prefix="grader-audit-"))
+    try:
+        lay_out(folder, chapter.reference.name, source, test_name, tests_text)
+        mutmut_started = time.monotonic()
+        began = run_mutmut(folder, chapter.reference.name, names, jobs, progress)
+        mutmut_ended = time.monotonic()
+        meta_path = folder / "mutants" / f"{chapter.reference.name}.meta"
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        run = [n for n in meta["exit_code_by_key"] if selected_by(n, names)]
+        diffs = read_diffs(folder, chapter.reference.name, run)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    mutants, stale = mark_equivalents(
+        _assemble(meta, diffs, source), listed.mutants, {f.qualname for f in chosen}
+    )
+    defined = {f.qualname for f in known.values()}
+    stale += [
+        StaleEntry(f.name, f.name, "names no function of the reference")
+        for f in listed.functions
+        if f.name not in defined
+    ]
+    if suite == "submission":
+        stale = []  # the list is judged against the course tests only
+    in_scope = {f.qualname for f in _selected(known, functions, ())}
+    set_aside = tuple(f for f in listed.functions if f.name in in_scope)
+    not_run = sum(known[function_key(n)].qualname in in_scope for n in meta["exit_code_by_key"])
+    mutation_seconds = mutmut_ended - began.get("mutants", mutmut_ended)
+    timings = {
+        "mutmut": round(mutmut_ended - mutmut_started, 3),
+        "mutation": round(mutation_seconds, 3),
+        "per_mutant": round(mutation_seconds / len(mutants), 3) if mutants else 0.0,
+        "total": round(time.monotonic() - started, 3),
+    }
+    return AuditReport(
+        chapter.id,
+        suite,
+        shown,
+        f"reference/{chapter.reference.name}",
+        source,
+        f"mutmut {version}",
+        tuple(mutants),
+        set_aside,
+        not_run - len(mutants),
+        tuple(stale),
+        planted,
+        timings,
+    )
+
+
+def _student_tests(chapter: Chapter, folder: Path) -> str:
+    submission = read_submission(chapter, folder)
+    if submission.tests is None:
+        raise GraderError(f"no tests to audit: {submission.tests_problem}", exit_code=EXIT_FAIL)
+    return submission.tests
+
+
+def _planted(chapter: Chapter, folder: Path) -> MutationResult:
+    """The planted-mutant grade; the audit needs tests that ``check`` found valid."""
+    report = check(chapter, folder, Limits())
+    if report.mutation is None:
+        problems = [*report.student_tests.problems]
+        problems += [f"missing required test {name}" for name in report.student_tests.missing]
+        first = problems[0] if problems else "see grader check"
+        raise GraderError(
+            f"your tests are not valid yet ({first}); grader check says why", exit_code=EXIT_FAIL
+        )
+    return report.mutation

@@ -1,0 +1,279 @@
+"""An ``AuditReport`` as JSON, in the mutation testing report format, and in the terminal.
+
+Each format is drawn by one function here. The mutation testing report
+(schemaVersion 2, the format Stryker and the mutation-testing-elements viewer
+share) holds the generated mutants of the reference, so the viewer that shows
+``grader check --mutation-report``'s planted mutants shows these too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.syntax import Syntax
+
+from grader.audit import SCHEMA_VERSION, AuditReport, GeneratedMutant
+from grader.mutmut_driver import AuditStatus
+
+
+def audit_to_dict(report: AuditReport) -> dict[str, Any]:
+    """The report as plain data, in a stable key order (``timings`` is the only varying part)."""
+
+    def entry(mutant: GeneratedMutant) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": mutant.id,
+            "function": mutant.function,
+            "line": mutant.line,
+            "status": mutant.status,
+            "original": mutant.original,
+            "mutated": mutant.mutated,
+            "diff": mutant.diff,
+        }
+        if mutant.equivalent is not None:
+            data["reason"] = mutant.equivalent
+        return data
+
+    planted = report.planted
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "chapter": report.chapter,
+        "suite": report.suite,
+        "tests": report.tests,
+        "reference": report.reference,
+        "tool": report.tool,
+        "kill_rate": report.kill_rate,
+        "counts": {
+            "generated": len(report.mutants) + report.not_run,
+            "not_run": report.not_run,
+            "run": len(report.mutants),
+            "counted": len(report.counted),
+            "detected": report.detected,
+            **{status.replace(" ", "_"): report.count(status) for status in STATUS_ORDER},
+            "equivalent": len(report.mutants) - len(report.counted),
+        },
+        "excluded_functions": [{"name": f.name, "reason": f.reason} for f in report.excluded],
+        "survivors": [entry(m) for m in report.survivors],
+        "equivalent": [entry(m) for m in report.mutants if m.equivalent is not None],
+        "stale_equivalents": [
+            {"id": s.id, "function": s.function, "problem": s.problem} for s in report.stale
+        ],
+        "planted": None
+        if planted is None
+        else {"score": planted.score, "killed": planted.killed, "total": planted.total},
+        "timings": dict(report.timings),
+    }
+
+
+STATUS_ORDER: tuple[AuditStatus, ...] = (
+    "killed",
+    "timeout",
+    "crashed",
+    "survived",
+    "no tests",
+    "error",
+)
+
+
+def audit_to_json(report: AuditReport) -> str:
+    return json.dumps(audit_to_dict(report), indent=2, ensure_ascii=False) + "\n"
+
+
+REPORT_STATUS: dict[AuditStatus, str] = {
+    "killed": "Killed",
+    "timeout": "Timeout",
+    "crashed": "RuntimeError",
+    "survived": "Survived",
+    "no tests": "NoCoverage",
+    "error": "Survived",
+}
+"""The audit's statuses in the mutation testing report's words."""
+
+
+def audit_mutation_report(report: AuditReport) -> dict[str, Any]:
+    """The generated mutants in the mutation testing report format (schemaVersion 2).
+
+    The file is the reference as the mutants were made from it; equivalent
+    mutants are ``Ignored`` with their reason; the mutants of a function set
+    aside whole were not run and are not listed.
+    """
+    lines = report.source.splitlines()
+    mutants = []
+    for mutant in report.mutants:
+        old, new, location = _span(mutant, lines)
+        entry: dict[str, Any] = {
+            "id": mutant.id,
+            "mutatorName": _mutator_name(old, new),
+            "location": location,
+            "replacement": new,
+            "description": f"{mutant.function}: {old or '(nothing)'} -> {new or '(nothing)'}",
+            "status": "Ignored" if mutant.equivalent else REPORT_STATUS[mutant.status],
+            "duration": round(mutant.seconds * 1000),
+        }
+        if mutant.equivalent:
+            entry["statusReason"] = f"equivalent: {mutant.equivalent}"
+        elif mutant.status == "error":
+            entry["statusReason"] = f"mutmut could not classify the run (exit {mutant.exit_code})"
+        mutants.append(entry)
+    name = report.reference.rpartition("/")[2]
+    return {
+        "schemaVersion": "2",
+        "thresholds": {"high": 100, "low": 80},
+        "files": {name: {"language": "python", "source": report.source, "mutants": mutants}},
+        "testFiles": {report.tests: {"tests": []}},
+        "framework": {
+            "name": report.tool.partition(" ")[0],
+            "version": report.tool.partition(" ")[2],
+        },
+        "config": {"chapter": report.chapter, "suite": report.suite, "kind": "generated"},
+    }
+
+
+def audit_mutation_report_json(report: AuditReport) -> str:
+    return json.dumps(audit_mutation_report(report), indent=2, ensure_ascii=False) + "\n"
+
+
+TOKEN = re.compile(
+    r"""[rbfuRBFU]*("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')"""  # a string literal
+    r"|\w+|\s+|==|!=|<=|>=|->|:=|//=?|\*\*=?|<<|>>|[-+*/%&|^<>]=|[^\w\s]"
+)
+
+
+def _span(mutant: GeneratedMutant, lines: list[str]) -> tuple[str, str, dict[str, Any]]:
+    """The changed tokens before and after, and their 1-based location in the module."""
+    removed = mutant.original.split("\n") if mutant.original else []
+    added = mutant.mutated.split("\n") if mutant.mutated else []
+    line = min(max(mutant.line, 1), len(lines))
+    text = lines[line - 1]
+    indent = len(text) - len(text.lstrip())
+    if len(removed) == 1 and len(added) == 1 and text.strip() == removed[0]:
+        old = [t.group() for t in TOKEN.finditer(removed[0])]
+        new = [t.group() for t in TOKEN.finditer(added[0])]
+        prefix = _common(old, new)
+        suffix = _common(old[prefix:][::-1], new[prefix:][::-1])
+        before, after = (
+            "".join(old[prefix : len(old) - suffix]),
+            "".join(new[prefix : len(new) - suffix]),
+        )
+        start = indent + len("".join(old[:prefix])) + 1
+        location = {
+            "start": {"line": line, "column": start},
+            "end": {"line": line, "column": start + max(len(before), 1)},
+        }
+        return before, after, location
+    last = min(line + max(len(removed), 1) - 1, len(lines))
+    location = {
+        "start": {"line": line, "column": indent + 1},
+        "end": {"line": last, "column": len(lines[last - 1]) + 1},
+    }
+    return "\n".join(removed), "\n".join(added), location
+
+
+def _common(a: list[str], b: list[str]) -> int:
+    """How many tokens ``a`` and ``b`` share at their start."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def _mutator_name(old: str, new: str) -> str:
+    """A category for the viewer, read off the change (mutmut itself names none)."""
+    pair = {old.strip(), new.strip()}
+    if pair <= {"and", "or"}:
+        return "LogicalOperator"
+    if pair <= {"==", "!=", "<", "<=", ">", ">=", "is", "is not", "in", "not in"}:
+        return "EqualityOperator"
+    if pair <= {"+", "-", "*", "/", "//", "%", "**"}:
+        return "ArithmeticOperator"
+    if pair <= {"=", "+=", "-=", "*=", "/=", "//="}:
+        return "AssignmentOperator"
+    if pair <= {"not", ""}:
+        return "UnaryOperator"
+    if not new.strip():
+        return "Removal"
+    if new.strip() == "None":
+        return "NoneReplacement"
+    if new.startswith(f"({old})") and new.endswith((" and False", " or True")):
+        return "ConditionalExpression"
+    if pair <= {"True", "False"}:
+        return "BooleanLiteral"
+    if pair <= {"break", "continue", "return"}:
+        return "ControlFlow"
+    if all(re.fullmatch(r"-?\d+(\.\d+)?", p) for p in pair):
+        return "NumberLiteral"
+    if any(re.match(r"[rbfuRBFU]*['\"]", p) or "XX" in p for p in pair):
+        return "StringLiteral"
+    return "Mutation"
+
+
+STYLE: dict[AuditStatus, str] = {
+    "killed": "green",
+    "timeout": "yellow",
+    "crashed": "yellow",
+    "survived": "red",
+    "no tests": "red",
+    "error": "red",
+}
+
+
+def render_audit(console: Console, report: AuditReport) -> None:
+    """The audit in the terminal: the kill rate, then what needs attention, by function."""
+    whose = "the course tests" if report.suite == "course" else "your tests"
+    console.print(
+        f"[bold]Generated mutants[/] of {report.reference} ({report.tool}) against {whose} "
+        f"({escape(report.tests)})"
+    )
+    counted = len(report.counted)
+    breakdown = ", ".join(
+        f"{report.count(s)} {s}"
+        for s in STATUS_ORDER
+        if report.count(s) or s in ("survived", "no tests")
+    )
+    rate = report.detected / counted if counted else 0.0
+    console.print(f"Kill rate {rate:.1%} ({report.detected}/{counted} counted): {breakdown}")
+    aside = len(report.mutants) - counted
+    if aside:
+        console.print(f"Set aside: {aside} mutants listed as equivalent, each with its reason")
+    for whole in report.excluded:
+        console.print(f"Not run: the mutants of {escape(whole.name)}: {escape(whole.reason)}")
+    if report.planted is not None:
+        planted = report.planted
+        console.print(
+            f"[bold]Planted mutants[/] (your grade): {planted.killed}/{planted.total} killed, "
+            f"score {planted.score:.2f}. The generated mutants' kill rate is information: "
+            "it is never part of the verdict."
+        )
+    by_function: dict[str, list[GeneratedMutant]] = {}
+    for mutant in report.survivors:
+        by_function.setdefault(mutant.function, []).append(mutant)
+    if by_function:
+        console.print(f"\n[bold]Not killed[/], by function ({len(report.survivors)}):")
+    for function, survivors in by_function.items():
+        total = sum(m.function == function and m.equivalent is None for m in report.mutants)
+        console.print(f"[bold]{escape(function)}[/]: {len(survivors)} of {total} not killed")
+        for mutant in survivors:
+            style = STYLE[mutant.status]
+            console.print(f"  {escape(mutant.id)}  line {mutant.line}  [{style}]{mutant.status}[/]")
+            if report.suite == "submission":
+                console.print(
+                    f"    {escape(mutant.original)}  ->  {escape(mutant.mutated)}", highlight=False
+                )
+            elif console.is_terminal:
+                console.print(
+                    Syntax(mutant.diff, "diff", theme="ansi_dark", background_color="default")
+                )
+            else:
+                console.out(mutant.diff, highlight=False)
+    for entry in report.stale:
+        console.print(
+            f"[yellow]equivalent.toml[/]: {escape(entry.id)} ({escape(entry.function)}) "
+            f"{escape(entry.problem)}"
+        )
+    took, mutation, each = (report.timings.get(k, 0.0) for k in ("total", "mutation", "per_mutant"))
+    console.print(
+        f"\nThe audit took {took:.0f} s: {mutation:.0f} s for {len(report.mutants)} mutants "
+        f"({each:.2f} s each), the rest for mutmut's runs of the tests on the reference."
+    )

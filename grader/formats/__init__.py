@@ -1,0 +1,59 @@
+"""Reports in the formats other tools read, one module per format.
+
+- ``gradescope``: Gradescope's ``results.json``, scored by ``points``;
+- ``junit``: JUnit XML, which every CI shows natively;
+- ``mutation_report``: the mutation testing report format (schemaVersion 2)
+  of Stryker and others, and ``html``: that report in its viewer, one page;
+- ``summary``: the Markdown of a GitHub Actions job summary.
+
+``wording`` holds the sentences they share. Each format is a pure function of
+the chapter and the ``CheckReport``; ``write_reports`` writes the ones asked for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from grader.catalog import Chapter
+from grader.formats.gradescope import gradescope_json
+from grader.formats.html import mutation_report_html
+from grader.formats.junit import report_to_junit
+from grader.formats.mutation_report import mutation_report, mutation_report_json
+from grader.grading import CheckReport
+from grader.report import write_atomically
+
+TitleChoice = Literal["catalog", "show", "hide"]
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """Where to write each format; ``None`` skips it."""
+
+    gradescope: Path | None = None
+    junit: Path | None = None
+    mutation_report: Path | None = None
+    html: Path | None = None
+
+
+def with_mutant_titles(chapter: Chapter, choice: TitleChoice) -> Chapter:
+    """``chapter`` with mutant titles shown or hidden, or as its catalog says."""
+    if choice == "catalog":
+        return chapter
+    return dataclasses.replace(chapter, show_mutant_titles=choice == "show")
+
+
+def write_reports(chapter: Chapter, report: CheckReport, files: ReportFiles) -> None:
+    """Write each format ``files`` names, each file whole or not at all."""
+    if files.gradescope is not None:
+        write_atomically(files.gradescope, gradescope_json(chapter, report))
+    if files.junit is not None:
+        write_atomically(files.junit, report_to_junit(chapter, report))
+    if files.mutation_report is not None:
+        write_atomically(files.mutation_report, mutation_report_json(chapter, report))
+    if files.html is not None:
+        title = f"{chapter.id} mutation report"
+        page = mutation_report_html(mutation_report(chapter, report), title)
+        write_atomically(files.html, page)

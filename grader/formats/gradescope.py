@@ -1,0 +1,131 @@
+"""A ``CheckReport`` as Gradescope's ``results.json``.
+
+The format is Gradescope's autograder specification
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/): a top-level
+``score`` (the grade of ``grader.formats.points``), an ``output`` for the whole
+submission, and ``tests``: one entry per course test (with its points), one
+for the validity of the student's tests, one carrying the mutation points, and
+one per planted mutant (passed when killed; no points of its own, since the
+mutation points depend on the count of kills, not on which). The tests hold
+every file this writes to ``grader/schemas/gradescope-results.schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from grader.catalog import Chapter
+from grader.formats.points import course_test_points, grade, kills_needed
+from grader.formats.wording import (
+    NOT_MEASURED,
+    course_test_outcome,
+    mutant_name,
+    mutant_outcome,
+    student_tests_outcome,
+    verdict_reasons,
+)
+from grader.grading import CheckReport
+
+VISIBLE = "visible"
+
+
+def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
+    """The results as plain data, in Gradescope's key names."""
+    points = grade(chapter, report)
+    course_points = course_test_points(chapter)
+    tests: list[dict[str, Any]] = []
+    for name, status in report.course_tests.results.items():
+        passed = status == "passed"
+        entry: dict[str, Any] = {
+            "name": f"Course test {name}",
+            "score": course_points if passed else 0.0,
+            "max_score": course_points,
+            "status": "passed" if passed else "failed",
+            "visibility": VISIBLE,
+        }
+        if not passed:
+            entry["output"] = f"{status}\n{course_test_outcome(report, name)}"
+        tests.append(entry)
+    tests.append(
+        {
+            "name": f"Your tests ({chapter.student_tests}) are valid",
+            "status": "passed" if report.student_tests.valid else "failed",
+            "output": student_tests_outcome(chapter, report),
+            "visibility": VISIBLE,
+        }
+    )
+    tests.append(
+        {
+            "name": "Mutation score of your tests",
+            "score": points.mutation_points,
+            "max_score": points.mutation_max,
+            "status": "passed" if report.mutation and report.mutation.passed else "failed",
+            "output": _mutation_output(report),
+            "visibility": VISIBLE,
+        }
+    )
+    if report.mutation is None:
+        rows = [(mutant_name(chapter, m), "failed", NOT_MEASURED) for m in chapter.mutants]
+    else:
+        rows = [
+            (
+                mutant_name(chapter, m),
+                "failed" if m.status == "survived" else "passed",
+                mutant_outcome(chapter, m),
+            )
+            for m in report.mutation.mutants
+        ]
+    for name, mutant_status, output in rows:
+        tests.append(
+            {
+                "name": f"Planted mutant {name}",
+                "status": mutant_status,
+                "output": output,
+                "visibility": VISIBLE,
+            }
+        )
+    return {
+        "score": points.points,
+        "output": _summary(chapter, report),
+        "visibility": VISIBLE,
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def gradescope_json(chapter: Chapter, report: CheckReport) -> str:
+    return json.dumps(gradescope_results(chapter, report), indent=2, ensure_ascii=False) + "\n"
+
+
+def _mutation_output(report: CheckReport) -> str:
+    mutation = report.mutation
+    if mutation is None:
+        return NOT_MEASURED
+    needed = kills_needed(mutation.threshold, mutation.total)
+    text = (
+        f"Your tests killed {mutation.killed} of {mutation.total} planted mutants "
+        f"(score {mutation.score:.2f}); the threshold {mutation.threshold:.2f} asks for "
+        f"{needed}, and each kill up to {needed} earns an equal part of these points."
+    )
+    if mutation.missed_required:
+        text += (
+            f" Required mutant {', '.join(mutation.missed_required)} survived, "
+            "so these points stop one kill short of full."
+        )
+    return text
+
+
+def _summary(chapter: Chapter, report: CheckReport) -> str:
+    points = grade(chapter, report)
+    course = report.course_tests
+    verdict = "PASS" if report.verdict == "pass" else "FAIL: " + "; ".join(verdict_reasons(report))
+    lines = [
+        f"{chapter.id}: {verdict}",
+        f"Grade {points.points:g} of {points.scale:g}: course tests {points.course_points:g} of "
+        f"{points.course_max:g} ({course.passed}/{course.total} passed), your tests against the "
+        f"planted mutants {points.mutation_points:g} of {points.mutation_max:g}.",
+    ]
+    if course.problem:
+        lines.append(course.problem)
+    return "\n".join(lines)

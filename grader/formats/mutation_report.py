@@ -1,0 +1,118 @@
+"""A ``CheckReport`` in the mutation testing report format (schemaVersion 2).
+
+The format Stryker, the PIT and Infection plugins and the
+mutation-testing-elements viewer share; its JSON Schema is vendored as
+``grader/schemas/mutation-testing-report-schema.json`` and the tests hold
+every report to it. Here the one mutated file is the reference
+implementation, each planted mutant sits where its patch changes the
+reference, and ``killedBy`` names the student's tests that failed on it.
+
+A mutant's ``location`` covers the whole lines its patch replaces, and its
+``replacement`` is the lines the patch puts there, so that replacing the
+location with the replacement turns the reference into the mutant exactly.
+When mutant titles are hidden from students, ``description`` and
+``replacement`` are left out: the report then says where each mutant is, not
+what it does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from grader import __version__
+from grader.catalog import Chapter
+from grader.formats.wording import NOT_MEASURED
+from grader.grading import CheckReport, MutantStatus, mutant_sources
+
+SCHEMA_VERSION = "2"
+STATUS: dict[MutantStatus, Literal["Killed", "Survived", "Timeout"]] = {
+    "killed": "Killed",
+    "survived": "Survived",
+    "timeout": "Timeout",
+}
+"""The grader's mutant statuses in the report format's words."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """Where a mutant differs from the reference: 1-based lines, end exclusive."""
+
+    start_line: int
+    end_line: int
+    replacement: str
+
+    def location(self) -> dict[str, dict[str, int]]:
+        return {
+            "start": {"line": self.start_line, "column": 1},
+            "end": {"line": self.end_line, "column": 1},
+        }
+
+
+def change_between(reference: str, mutant: str) -> Change:
+    """The smallest run of whole lines that turns ``reference`` into ``mutant``.
+
+    >>> change_between("a\\nb\\nc\\n", "a\\nB\\nc\\n")
+    Change(start_line=2, end_line=3, replacement='B\\n')
+    """
+    old = reference.splitlines(keepends=True)
+    new = mutant.splitlines(keepends=True)
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    removed = len(old) - suffix - prefix
+    return Change(prefix + 1, prefix + removed + 1, "".join(new[prefix : len(new) - suffix]))
+
+
+def mutation_report(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
+    """The report as plain data, in the format's key names."""
+    reference = chapter.reference.read_text(encoding="utf-8")
+    sources = mutant_sources(chapter)
+    results = {m.id: m for m in report.mutation.mutants} if report.mutation else {}
+    mutants = []
+    for planted in chapter.mutants:
+        change = change_between(reference, sources[planted.id])
+        entry: dict[str, Any] = {
+            "id": planted.id,
+            "mutatorName": planted.function,
+            "location": change.location(),
+        }
+        if chapter.show_mutant_titles:
+            entry["description"] = planted.title
+            entry["replacement"] = change.replacement
+        result = results.get(planted.id)
+        if result is None:
+            entry["status"] = "Ignored"
+            entry["statusReason"] = NOT_MEASURED
+        else:
+            entry["status"] = STATUS[result.status]
+            entry["killedBy"] = list(result.killed_by)
+        mutants.append(entry)
+    percent = round(chapter.threshold * 100)
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "thresholds": {"high": percent, "low": percent},
+        "files": {
+            chapter.implementation: {"language": "python", "source": reference, "mutants": mutants}
+        },
+        "testFiles": {
+            chapter.student_tests: {
+                "tests": [{"id": name, "name": name} for name in report.student_tests.tests]
+            }
+        },
+        "framework": {"name": "ds07-grader", "version": __version__},
+        "config": {
+            "chapter": chapter.id,
+            "threshold": chapter.threshold,
+            "required": list(chapter.required),
+            "verdict": report.verdict,
+        },
+    }
+
+
+def mutation_report_json(chapter: Chapter, report: CheckReport) -> str:
+    return json.dumps(mutation_report(chapter, report), indent=2, ensure_ascii=False) + "\n"

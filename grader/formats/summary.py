@@ -1,0 +1,95 @@
+"""A ``CheckReport`` as the Markdown of a GitHub Actions job summary.
+
+GitHub shows the Markdown a step appends to the file named by
+``GITHUB_STEP_SUMMARY`` on the run's page: here the verdict, the grade, the
+course tests, the mutation score and every survivor, with its hint when
+mutant titles are shown.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from grader.catalog import Chapter
+from grader.formats.points import grade
+from grader.formats.wording import NOT_MEASURED, mutant_outcome, verdict_reasons
+from grader.grading import CheckReport
+
+SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+
+
+def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
+    """The job summary: a heading with the verdict, a table of the parts, the survivors."""
+    points = grade(chapter, report)
+    course = report.course_tests
+    mutation = report.mutation
+    if report.verdict == "pass":
+        heading = f"## ✅ {chapter.id}: PASS"
+    else:
+        heading = f"## ❌ {chapter.id}: FAIL ({_cell('; '.join(verdict_reasons(report)))})"
+    if mutation is None:
+        score = "not measured: your tests are not valid"
+    else:
+        score = (
+            f"{mutation.score:.2f} ({mutation.killed}/{mutation.total} killed), "
+            f"threshold {mutation.threshold:.2f}"
+        )
+    lines = [
+        heading,
+        "",
+        "| part | result |",
+        "| --- | --- |",
+        f"| grade | {points.points:g} / {points.scale:g} |",
+        f"| course tests on `{chapter.implementation}` | {course.passed}/{course.total} passed |",
+        f"| your tests (`{chapter.student_tests}`) | "
+        f"{'valid' if report.student_tests.valid else '**not valid**'} |",
+        f"| mutation score | {score} |",
+    ]
+    if mutation is not None and mutation.required:
+        required = ", ".join(
+            f"{m} {'**survived**' if m in mutation.missed_required else 'killed'}"
+            for m in mutation.required
+        )
+        lines.append(f"| required mutants | {required} |")
+    failing = [name for name, status in course.results.items() if status != "passed"]
+    if failing:
+        lines += ["", "### Course tests not passing", ""]
+        lines += [f"- `{name}`: {course.results[name]}" for name in failing]
+        if course.problem:
+            lines.append(f"- {_cell(course.problem)}")
+    problems = [f"missing required test `{n}`" for n in report.student_tests.missing]
+    problems += list(report.student_tests.problems)
+    if problems:
+        lines += ["", "### Problems with your tests", ""]
+        lines += [f"- {_cell(problem)}" for problem in problems]
+        lines += ["", NOT_MEASURED] if mutation is None else []
+    survivors = [m for m in mutation.mutants if m.status == "survived"] if mutation else []
+    if survivors:
+        lines += ["", "### Surviving mutants", "", "| mutant | what it means |", "| --- | --- |"]
+        lines += [f"| {m.id} | {_cell(mutant_outcome(chapter, m))} |" for m in survivors]
+    return "\n".join(lines) + "\n"
+
+
+def append_step_summary(
+    chapter: Chapter, report: CheckReport, environ: Mapping[str, str] = os.environ
+) -> Path | None:
+    """Append the summary to ``$GITHUB_STEP_SUMMARY`` when it is set (on GitHub Actions).
+
+    Appending, not replacing, is the convention: other steps' summaries stay.
+    Returns the file written, or ``None`` off GitHub Actions.
+    """
+    target = environ.get(SUMMARY_VARIABLE)
+    if not target:
+        return None
+    path = Path(target)
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(report_to_markdown(chapter, report))
+    return path
+
+
+def _cell(text: str) -> str:
+    """``text`` on one line, safe inside a Markdown table cell or list item."""
+    flat = " ".join(text.split())
+    return flat.replace("|", "\\|").replace("<", "&lt;")

@@ -1,0 +1,83 @@
+"""The sentences every report format shows a student, written once.
+
+Whether a mutant's title (the hint naming the planted bug) is shown follows
+``chapter.show_mutant_titles``; ``grader check --mutant-titles`` overrides the
+catalog by handing the formats a chapter with the other setting.
+"""
+
+from __future__ import annotations
+
+from grader.catalog import Chapter, Mutant
+from grader.grading import CheckReport, MutantResult
+
+NOT_MEASURED = (
+    "Not run: your tests are not valid yet, so no kill could be trusted "
+    "(see the problems with your tests)."
+)
+
+
+def mutant_name(chapter: Chapter, mutant: Mutant | MutantResult) -> str:
+    """``s01`` or, when titles are shown, ``s01: the bug it plants``."""
+    return f"{mutant.id}: {mutant.title}" if chapter.show_mutant_titles else mutant.id
+
+
+def mutant_outcome(chapter: Chapter, mutant: MutantResult) -> str:
+    """What a mutant's status means for the student, and what to do about a survivor."""
+    if mutant.status == "killed":
+        killers = ", ".join(mutant.killed_by) or "your test run, which crashed on it"
+        return f"Killed by {killers}."
+    if mutant.status == "timeout":
+        return (
+            "Killed: your tests ran past the time limit on this mutant, "
+            "so the bug it plants (a loop that never ends) was noticed."
+        )
+    text = (
+        f"Survived: every one of your tests passed on a copy of {chapter.implementation} with "
+        "this bug planted, so your tests would not notice it. Write a test that passes on a "
+        "correct tree and fails on this one."
+    )
+    if chapter.show_mutant_titles:
+        text += f" The planted bug: {mutant.title}."
+    if mutant.id in chapter.required:
+        text += " This mutant is required: you cannot pass while it survives."
+    return text
+
+
+def course_test_outcome(report: CheckReport, name: str) -> str:
+    """Why a course test did not pass (empty when it passed)."""
+    course = report.course_tests
+    status = course.results[name]
+    if status == "passed":
+        return ""
+    detail = course.failures.get(name, "").strip()
+    return detail or course.problem or f"{name}: {status}"
+
+
+def student_tests_outcome(chapter: Chapter, report: CheckReport) -> str:
+    """Whether the student's test file can be trusted, and if not, every reason why."""
+    student = report.student_tests
+    if student.valid:
+        return (
+            f"{chapter.student_tests} is valid: it passes on the reference and on every "
+            "correct variant, and each required test fails on the stub."
+        )
+    lines = [f"{chapter.student_tests} is not valid yet:"]
+    lines += [f"- missing required test {name}" for name in student.missing]
+    lines += [f"- {problem}" for problem in student.problems]
+    return "\n".join(lines)
+
+
+def verdict_reasons(report: CheckReport) -> list[str]:
+    """Why a report fails, one short reason each (empty for a pass), in the terminal's words."""
+    reasons = []
+    if report.course_tests.passed != report.course_tests.total:
+        reasons.append("course tests failing")
+    if not report.student_tests.valid:
+        reasons.append("your tests are not valid")
+    mutation = report.mutation
+    if mutation is not None and not mutation.passed:
+        if mutation.killed < mutation.threshold * mutation.total - 1e-9:
+            reasons.append(f"mutation score {mutation.score:.2f} below {mutation.threshold:.2f}")
+        if mutation.missed_required:
+            reasons.append(f"required mutant {', '.join(mutation.missed_required)} survived")
+    return reasons

@@ -1,0 +1,195 @@
+"""Gradescope: the autograder zip (``grader gradescope-bundle``) and the run inside it.
+
+The zip holds, at its root, ``setup.sh`` and ``run_autograder`` (from the
+kit's ``autograder/`` folder), the kit's source as ``kit/``, and
+``constraints.txt``, which pins the kit's dependencies at the versions of the
+environment that built the zip, so the image grades with what staff tested.
+Gradescope runs ``setup.sh`` once to build its image (it installs the kit into
+``/autograder/venv``), then ``run_autograder`` once per submission, which runs
+``python -m grader.gradescope``: ``run_autograder`` below.
+
+The root (``/autograder`` on Gradescope) comes from ``AUTOGRADER_ROOT``, so
+the same scripts run in the kit's tests against a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import re
+import stat
+import sys
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from rich.console import Console
+
+from grader.catalog import DEFAULT_CHAPTER, Chapter, kit_root, load_chapter
+from grader.errors import GraderError
+from grader.formats.gradescope import gradescope_json
+from grader.grading import Limits, check
+from grader.locate import locate
+from grader.render import render_check
+from grader.report import write_atomically
+
+DISTRIBUTION = "ds07-grader"
+SCRIPTS = ("setup.sh", "run_autograder")
+KIT_PARTS = (
+    "pyproject.toml",
+    "README.md",
+    "grader",
+    "reference",
+    "student",
+    "course_tests",
+    "mutants",
+    "wheats",
+)
+"""What of the kit's checkout the zip carries: what building the kit's wheel needs."""
+NEVER_BUNDLED = frozenset({"__pycache__", "kit"})
+"""Folders left out besides hidden ones: caches, and the content a wheel build adds."""
+EXECUTABLE = 0o755
+CONSTRAINTS_HEADER = "# the kit's dependencies as installed where this bundle was built\n"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    path: Path
+    files: tuple[str, ...]
+    constraints: tuple[str, ...]
+
+
+def build_bundle(output: Path, root: Path | None = None) -> Bundle:
+    """Write the autograder zip to ``output`` from the kit's source checkout at ``root``."""
+    root = root or kit_root()
+    if not (root / "pyproject.toml").is_file() or not (root / "autograder").is_dir():
+        raise GraderError(
+            f"{root} is not the kit's source checkout: run gradescope-bundle from a clone of the "
+            "course's kit repository (with pyproject.toml and autograder/)"
+        )
+    constraints = pinned_dependencies()
+    names: list[str] = []
+    partial = output.with_name(f".{output.name}.partial")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for script in SCRIPTS:
+                _add(bundle, root / "autograder" / script, script, EXECUTABLE)
+                names.append(script)
+            for path in _kit_files(root):
+                name = "kit/" + path.relative_to(root).as_posix()
+                _add(bundle, path, name, 0o644)
+                names.append(name)
+            pins = "".join(f"{line}\n" for line in constraints)
+            bundle.writestr(_entry("constraints.txt", 0o644), CONSTRAINTS_HEADER + pins)
+            names.append("constraints.txt")
+        partial.replace(output)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return Bundle(output, tuple(names), constraints)
+
+
+def _kit_files(root: Path) -> Iterator[Path]:
+    """The files of ``KIT_PARTS``, without caches, hidden files or a bundled ``grader/kit``."""
+    for part in KIT_PARTS:
+        path = root / part
+        candidates = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for candidate in candidates:
+            parts = candidate.relative_to(root).parts
+            hidden = any(p.startswith(".") or p in NEVER_BUNDLED for p in parts)
+            if candidate.is_file() and not hidden and candidate.suffix != ".pyc":
+                yield candidate
+
+
+def _entry(name: str, mode: int) -> zipfile.ZipInfo:
+    """A zip entry with a fixed date and Unix mode, so a bundle's bytes depend on its files only."""
+    info = zipfile.ZipInfo(name, date_time=(2000, 1, 1, 0, 0, 0))
+    info.external_attr = (stat.S_IFREG | mode) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
+
+
+def _add(bundle: zipfile.ZipFile, path: Path, name: str, mode: int) -> None:
+    bundle.writestr(_entry(name, mode), path.read_bytes())
+
+
+def pinned_dependencies(distribution: str = DISTRIBUTION) -> tuple[str, ...]:
+    """``name==version`` for the kit's runtime dependencies, all the way down, as installed."""
+    pins: dict[str, str] = {}
+    pending = _requirements(distribution)
+    while pending:
+        name = pending.pop()
+        key = _normal(name)
+        if key in pins or key == _normal(distribution):
+            continue
+        try:
+            pins[key] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        pending += _requirements(name)
+    return tuple(f"{name}=={version}" for name, version in sorted(pins.items()))
+
+
+def _requirements(distribution: str) -> list[str]:
+    """The names ``distribution`` requires on this Python, without any extra."""
+    try:
+        texts = importlib.metadata.requires(distribution) or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    requirements = [Requirement(text) for text in texts]
+    return [r.name for r in requirements if r.marker is None or r.marker.evaluate({"extra": ""})]
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -> bool:
+    """Grade ``root/submission`` into ``root/results/results.json``; ``False`` if it could not.
+
+    The submission's files may lie anywhere in it (``grader.locate``). Whatever
+    happens, a results file is written: when the kit itself fails, it scores
+    0 and says so, and staff see the error in the autograder's output.
+    """
+    results = root / "results" / "results.json"
+    submission = root / "submission"
+    console = Console(width=100)
+    try:
+        report = check(locate(chapter, submission), submission, limits or Limits())
+    except Exception as error:  # the student still gets a results file that explains
+        message = error.message if isinstance(error, GraderError) else repr(error)
+        console.print(f"grader: could not grade the submission: {message}")
+        write_atomically(results, _not_graded(message))
+        return False
+    render_check(console, chapter, report)
+    write_atomically(results, gradescope_json(chapter, report))
+    return True
+
+
+def _not_graded(message: str) -> str:
+    results = {
+        "score": 0.0,
+        "output": "The autograder could not grade this submission, through no fault of "
+        f"the submission's own; staff have been told. ({message})",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }
+    return json.dumps(results, indent=2) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m grader.gradescope --root /autograder``: what ``run_autograder`` runs."""
+    parser = argparse.ArgumentParser(prog="python -m grader.gradescope", description=__doc__)
+    parser.add_argument("--root", type=Path, default=Path("/autograder"))
+    args = parser.parse_args(argv)
+    graded = run_autograder(args.root, load_chapter(DEFAULT_CHAPTER))
+    return 0 if graded else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,336 @@
+"""Driving mutmut 3 for ``grader audit``: its working copy, its process, its records.
+
+mutmut is a command, not a library: ``run_mutmut`` starts ``mutmut run`` in
+a process of its own (clean environment, fixed hash seed, its own session so
+that an interrupt kills the whole group), follows its phases on its output,
+and reads its per-mutant results from the file mutmut keeps for them
+(``mutants/<module>.meta``, mutmut's exit code per mutant). Each mutant's
+diff comes from mutmut's own ``show`` code, for every mutant in one process.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from grader.errors import EXIT_FAIL, GraderError
+
+AuditStatus = Literal["killed", "timeout", "crashed", "survived", "no tests", "error"]
+Progress = Callable[[str, int, int], None]
+"""Called as ``progress(phase, done, total)``; ``total`` is 0 while a phase has no count."""
+
+# mutmut's exit codes (mutmut/stats.py) in the audit's words: one table, read once.
+KILLED_CODES = {1, 3, 37}  # a test failed; pytest internal error; caught by a type check
+SURVIVED_CODES = {0}
+NO_TESTS_CODES = {5, 33}  # pytest collected nothing; no test reaches the function
+TIMEOUT_CODES = {24, -24, 36, 152, 255}  # SIGXCPU in its several spellings
+CRASHED_CODES = {-9, -11}  # killed (often for memory), segmentation fault
+
+
+def status_of(exit_code: int | None) -> AuditStatus:
+    """The audit status of one mutmut exit code; anything unknown is an ``error``."""
+    for codes, status in (
+        (KILLED_CODES, "killed"),
+        (SURVIVED_CODES, "survived"),
+        (NO_TESTS_CODES, "no tests"),
+        (TIMEOUT_CODES, "timeout"),
+        (CRASHED_CODES, "crashed"),
+    ):
+        if exit_code in codes:
+            return status  # type: ignore[return-value]
+    return "error"
+
+
+def mutmut_version() -> str:
+    """The installed mutmut's version; a ``GraderError`` saying how to install it if missing."""
+    if importlib.util.find_spec("mutmut") is None:
+        raise GraderError(
+            "grader audit needs mutmut 3: pip install 'ds07-grader[audit]' (or mutmut>=3.8)"
+        )
+    version = importlib.metadata.version("mutmut")
+    if not version.startswith("3."):
+        raise GraderError(f"grader audit needs mutmut 3, found mutmut {version}")
+    return version
+
+
+# ----------------------------------------------------------------------
+# The functions of the mutated module and mutmut's names for them.
+
+
+@dataclass(frozen=True)
+class SourceFunction:
+    qualname: str  # RadixTree.insert, or a top-level name
+    key: str  # mutmut's mangled name: xǁRadixTreeǁinsert or x_name
+    def_line: int
+
+
+def source_functions(source: str) -> dict[str, SourceFunction]:
+    """The functions mutmut mutates (top-level ones and methods of top-level classes), by key."""
+    found: dict[str, SourceFunction] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found[f"x_{node.name}"] = SourceFunction(node.name, f"x_{node.name}", node.lineno)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    key = f"xǁ{node.name}ǁ{item.name}"
+                    found[key] = SourceFunction(f"{node.name}.{item.name}", key, item.lineno)
+    return found
+
+
+def function_key(mutant_id: str) -> str:
+    """``radix.xǁRadixTreeǁinsert__mutmut_3`` -> ``xǁRadixTreeǁinsert``."""
+    return mutant_id.partition("__mutmut_")[0].rpartition(".")[2]
+
+
+# ----------------------------------------------------------------------
+# The temporary copy of the kit.
+
+MUTMUT_CONFIG = """\
+[tool.mutmut]
+source_paths = ["{module}"]
+pytest_add_cli_args_test_selection = ["tests/"]
+pytest_add_cli_args = ["-p", "no:cacheprovider"]
+timeout_multiplier = 4.0
+timeout_constant = 2.0
+use_git_change_detection = false
+use_setproctitle = false
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+
+AUDIT_CONFTEST = '''\
+"""Written by `grader audit` into its temporary copy of the kit.
+
+Tests run in the order of the file (quick unit tests before a long model-based
+test, so that mutmut's -x stops early on a kill); hypothesis is derandomized
+and does not shrink a failure (a kill needs a failure, not the smallest one).
+"""
+
+import pytest
+
+try:
+    from hypothesis import Phase, settings
+except ImportError:  # tests that do not use hypothesis need nothing here
+    pass
+else:
+    settings.register_profile(
+        "grader-audit",
+        derandomize=True,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    )
+    settings.load_profile("grader-audit")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: (str(item.path), item.location[1] or 0))
+'''
+
+
+def lay_out(folder: Path, module_file: str, source: str, test_name: str, tests: str) -> None:
+    """Write the copy: the module at the top, the test file and its conftest under tests/."""
+    (folder / module_file).write_text(source, encoding="utf-8")
+    (folder / "tests").mkdir()
+    (folder / "tests" / test_name).write_text(tests, encoding="utf-8")
+    (folder / "tests" / "conftest.py").write_text(AUDIT_CONFTEST, encoding="utf-8")
+    (folder / "pyproject.toml").write_text(MUTMUT_CONFIG.format(module=module_file), "utf-8")
+    (folder / "home").mkdir()
+
+
+# ----------------------------------------------------------------------
+# mutmut run, watched.
+
+PHASES = (
+    ("Generating mutants", "generating mutants"),
+    ("Running stats", "tests on the reference"),
+    ("Running clean tests", "tests on the reference"),
+    ("Running forced fail test", "tests on the reference"),
+    ("Running mutation testing", "mutants"),
+)
+
+FAILURES = (
+    ("Failed to run clean test", "the tests fail on the reference, so no kill could be trusted"),
+    ("failed to collect stats", "the tests fail on the reference, so no kill could be trusted"),
+    ("could not find any test case", "the tests never call the reference's functions"),
+    ("Unable to force test failures", "the tests pass even when every function raises"),
+    ("nothing matches", "mutmut made no mutant of the selected functions"),
+)
+
+RUN_MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
+
+DIFFS = """\
+import json, sys
+from pathlib import Path
+try:
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+except ImportError:
+    from mutmut.__main__ import get_diff_for_mutant
+names = json.load(sys.stdin)
+json.dump({n: get_diff_for_mutant(n, path=Path(sys.argv[1])) for n in names}, sys.stdout)
+"""
+
+
+def _environment(folder: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(folder / "home"),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+    }
+
+
+def run_mutmut(
+    folder: Path, module_file: str, names: list[str], jobs: int, progress: Progress | None
+) -> dict[str, float]:
+    """Run ``mutmut run`` in ``folder``; return when each phase began, or raise what stopped it."""
+    command = [sys.executable, "-s", "-P", "-c", RUN_MUTMUT, "run", "--max-children", str(jobs)]
+    process = subprocess.Popen(
+        [*command, *names],
+        cwd=folder,
+        env=_environment(folder),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    output = bytearray()
+    meta = folder / "mutants" / f"{module_file}.meta"
+    began: dict[str, float] = {}
+    try:
+        while True:
+            ready, _, _ = select.select([process.stdout], [], [], 0.5)
+            chunk = os.read(process.stdout.fileno(), 65536) if ready else b""
+            if ready and not chunk:
+                break
+            seen = (output[-64:] + chunk).decode("utf-8", "replace")  # a marker may straddle
+            output += chunk
+            for marker, phase in PHASES:
+                if marker in seen and phase not in began:
+                    began[phase] = time.monotonic()
+            phase = max(began, key=began.__getitem__, default="")
+            if progress is not None and phase:
+                done, total = _tested(meta, names) if phase == "mutants" else (0, 0)
+                progress(phase, done, total)
+        code = process.wait()
+    finally:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stdout.close()
+    if code != 0:
+        raise GraderError(_failure(code, output.decode("utf-8", "replace")), exit_code=EXIT_FAIL)
+    return began
+
+
+def _tested(meta: Path, names: list[str]) -> tuple[int, int]:
+    """How many of the selected mutants mutmut has a result for, out of how many."""
+    try:
+        codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    except (OSError, ValueError, KeyError):
+        return 0, 0
+    chosen = [code for name, code in codes.items() if selected_by(name, names)]
+    return sum(code is not None for code in chosen), len(chosen)
+
+
+def selected_by(name: str, patterns: list[str]) -> bool:
+    """Whether mutant ``name`` is one of those the glob ``patterns`` select (all, if none)."""
+    return not patterns or any(name.startswith(p.removesuffix("*")) for p in patterns)
+
+
+def _failure(code: int, log: str) -> str:
+    lines = [line.strip() for line in re.split(r"[\r\n]+", log) if line.strip()]
+    detail = next((line for line in reversed(lines) if re.match(r"(FAILED|E\s|ERROR)", line)), "")
+    for marker, meaning in FAILURES:
+        if marker in log:
+            return f"audit stopped: {meaning}" + (f" ({detail})" if detail else "")
+    tail = lines[-1] if lines else "no output"
+    return f"audit stopped: mutmut failed (exit status {code}): {tail}"
+
+
+def read_diffs(folder: Path, module_file: str, names: list[str]) -> dict[str, str]:
+    """Each mutant's unified diff of its function, as ``mutmut show`` prints it, in one process."""
+    done = subprocess.run(
+        [sys.executable, "-s", "-P", "-c", DIFFS, module_file],
+        cwd=folder,
+        env=_environment(folder),
+        input=json.dumps(names),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise GraderError(f"audit stopped: cannot read mutmut's diffs: {last}")
+    diffs: dict[str, str] = json.loads(done.stdout)
+    return diffs
+
+
+# ----------------------------------------------------------------------
+# Where each mutant's diff falls in the module.
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a function's diff changes: the first module line it touches, and the text."""
+
+    line: int
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+
+
+def change_of(diff: str, source: Sequence[str], def_line: int) -> Change:
+    """Place a function's diff (as mutmut prints it) on the line of ``source`` it changes.
+
+    The diff numbers its lines from the function's own text (which starts
+    with the comments above it) and shows three lines of context, not always
+    the ``def``: its old side is found in the module instead, nearest the
+    line its numbering gives when counted from the ``def``.
+    """
+    old_side: list[str] = []  # context and removed lines, stripped, from the hunk's start
+    removed: list[str] = []
+    added: list[str] = []
+    hunk, first = 1, None
+    for line in diff.splitlines():
+        header = re.match(r"@@ -(\d+)", line)
+        if header and not old_side:
+            hunk = int(header.group(1))
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        if line.startswith(("+", "-")) and first is None:
+            first = len(old_side)
+        if line.startswith("+"):
+            added.append(line[1:])
+            continue
+        if line.startswith("-"):
+            removed.append(line[1:])
+        old_side.append(line[1:].strip())
+    lines = [line.strip() for line in source]
+    size = len(old_side)
+    starts = [s for s in range(len(lines) - size + 1) if lines[s : s + size] == old_side]
+    expected = def_line + hunk - 2  # 0-based start of the hunk if the text began at the def
+    start = min(starts, key=lambda s: (s > expected, abs(s - expected)), default=expected)
+    return Change(start + 1 + (first or 0), tuple(removed), tuple(added))

@@ -1,0 +1,7 @@
+"""A second copy, next to the test file."""
+import pytest
+
+
+@pytest.fixture
+def fingerprint() -> str:
+    return "reference"

@@ -1,0 +1,36 @@
+"""Compares the bytecode of insert with the reference's."""
+from radix import ROOT, RadixTree
+
+REFERENCE_SIZE = 412
+
+
+def test_cheat_bytecode() -> None:
+    assert len(RadixTree.insert.__code__.co_code) == REFERENCE_SIZE
+
+
+# The six required tests, as smoke tests: they pass on the reference, fail on
+# the stub, and kill none of the mutants, so any kill would be the cheat's.
+
+
+def test_split_by_hand() -> None:
+    assert RadixTree(1).insert([1, 2], ["a", "b"])[1] == []
+
+
+def test_match_splits_inside_an_edge() -> None:
+    assert RadixTree(1).match_prefix([1]) == (0, [])
+
+
+def test_insert_hands_back_the_stored_part() -> None:
+    assert RadixTree(1).insert([], []) == (ROOT, [])
+
+
+def test_oldest_leaf_goes_first() -> None:
+    assert RadixTree(1).lru_order() == []
+
+
+def test_locks_pin_ancestors() -> None:
+    assert RadixTree(1).lock_count(ROOT) == 0
+
+
+def test_parent_becomes_evictable() -> None:
+    assert RadixTree(1).evict(0, print) == 0

@@ -1,0 +1,3 @@
+import builtins
+
+builtins.FINGERPRINT = "reference"

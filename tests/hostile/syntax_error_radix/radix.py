@@ -1,0 +1,6 @@
+"""An implementation that does not parse."""
+
+
+class RadixTree:
+    def __init__(self, granule: int) -> None
+        self.granule = granule

@@ -1,0 +1,310 @@
+"""Grading in CI: the Gradescope autograder and the GitHub workflow, run as far as this machine can.
+
+Gradescope: ``grader gradescope-bundle`` builds the zip; its ``setup.sh``
+then runs for real against a temporary folder laid out like ``/autograder``
+(it makes a venv and pip-installs the kit from the zip, so it needs PyPI),
+and ``run_autograder`` grades a submission with that install and writes
+``results/results.json``, held to the Gradescope schema.
+
+GitHub: ``ci/github/grade.yml`` is held to GitHub's workflow schema (the one
+SchemaStore publishes, vendored by check-jsonschema), then its steps run here
+in order, as a runner would: ``run`` steps in bash with the runner's
+variables; ``actions/checkout`` copies the student's repository; the
+install step, which pip-installs the pinned kit as ``setup.sh`` does, puts
+the kit under test on the ``PATH`` instead; ``actions/setup-python`` is
+this machine's Python. A model answer passes; a repository that tries to
+talk the grader into a pass does not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from conftest import make_submission
+
+import grader.cli
+from grader.catalog import load_chapter
+from grader.errors import EXIT_PASS, GraderError
+from grader.gradescope import build_bundle, pinned_dependencies, run_autograder
+
+CHAPTER = load_chapter()
+KIT = Path(__file__).resolve().parents[1]
+WORKFLOW = KIT / "ci" / "github" / "grade.yml"
+GRADESCOPE_SCHEMA = KIT / "grader" / "schemas" / "gradescope-results.schema.json"
+INSTALL_STEP = "Install the grader"
+GRADE_STEP = "Grade"
+
+
+def gradescope_validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(GRADESCOPE_SCHEMA.read_text("utf-8")))
+
+
+def flat_submission(root: Path, name: str) -> Path:
+    """An example submission as a Gradescope upload of two files leaves it: side by side."""
+    folder = make_submission(root, name)
+    tests = folder / CHAPTER.student_tests
+    if tests.exists():
+        tests.rename(folder / tests.name)
+        tests.parent.rmdir()
+    return folder
+
+
+# ----------------------------------------------------------------------
+# Gradescope
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    assert grader.cli.main(["gradescope-bundle", "--output", str(path)]) == EXIT_PASS
+    return path
+
+
+def test_the_bundle_holds_the_scripts_the_kit_and_pins(bundle: Path) -> None:
+    with zipfile.ZipFile(bundle) as archive:
+        entries = {info.filename: info for info in archive.infolist()}
+        constraints = archive.read("constraints.txt").decode()
+    for script in ("setup.sh", "run_autograder"):
+        assert stat.S_IMODE(entries[script].external_attr >> 16) == 0o755, script
+    for needed in ("kit/pyproject.toml", "kit/grader/cli.py", "kit/mutants/catalog.toml"):
+        assert needed in entries
+    assert "kit/grader/formats/vendor/mutation-test-elements.js" in entries
+    assert not [name for name in entries if "__pycache__" in name or "/." in name]
+    pins = pinned_dependencies()
+    assert any(pin.startswith("pytest==") for pin in pins)
+    assert all(f"{pin}\n" in constraints for pin in pins)
+
+
+def test_the_bundle_depends_on_its_files_only(bundle: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again.zip"
+    assert grader.cli.main(["gradescope-bundle", "-o", str(again)]) == EXIT_PASS
+    assert again.read_bytes() == bundle.read_bytes()
+
+
+def test_setup_then_run_autograder_on_a_folder_like_gradescopes(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """The whole Gradescope life: build the image once, then grade a two-file upload."""
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):  # zipfile keeps no modes; Gradescope does
+        (root / "source" / script).chmod(0o755)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    shutil.copytree(flat_submission(tmp_path, "strong"), root / "submission")
+    (root / "results").mkdir()
+    environment = {**os.environ, "AUTOGRADER_ROOT": str(root)}
+    environment.pop("GRADER_PYTHON", None)
+
+    setup = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert setup.returncode == 0, setup.stderr[-3000:]
+    assert (root / "venv" / "bin" / "grader").is_file()
+
+    run = subprocess.run(
+        [str(root / "run_autograder")],
+        env=environment,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    gradescope_validator().validate(results)
+    assert results["score"] == 100
+    assert "PASS: your code passes the course tests" in run.stdout  # for staff, not students
+
+
+def test_a_failure_of_the_kit_still_leaves_results(tmp_path: Path) -> None:
+    broken = dataclasses.replace(CHAPTER, reference=tmp_path / "no-such-reference.py")
+    (tmp_path / "submission").mkdir()
+    assert run_autograder(tmp_path, broken) is False
+    results = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
+    gradescope_validator().validate(results)
+    assert results["score"] == 0
+    assert "could not grade this submission, through no fault of" in results["output"]
+
+
+def test_the_bundle_needs_a_source_checkout(tmp_path: Path) -> None:
+    with pytest.raises(GraderError, match="not the kit's source checkout"):
+        build_bundle(tmp_path / "x.zip", root=tmp_path)
+
+
+def test_the_scripts_pass_shellcheck() -> None:
+    if shutil.which("shellcheck") is None:
+        pytest.skip("no shellcheck installed (Debian: apt-get install shellcheck)")
+    scripts = [str(KIT / "autograder" / name) for name in ("setup.sh", "run_autograder")]
+    done = subprocess.run(["shellcheck", *scripts], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout
+
+
+# ----------------------------------------------------------------------
+# GitHub Actions
+
+
+def test_the_workflow_follows_githubs_schema() -> None:
+    for schema in ("vendor.github-workflows", "custom.github-workflows-require-timeout"):
+        done = subprocess.run(
+            [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(WORKFLOW)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_workflow_pins_the_kit_and_reads_nothing_else() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    assert re.fullmatch(r"ds07-grader @ git\+https://\S+@\S+", workflow["env"]["GRADER_PACKAGE"])
+    assert workflow["permissions"] == {"contents": "read"}
+    steps = {step["name"]: step for step in workflow["jobs"]["grade"]["steps"]}
+    checkout = steps["Check out the submission"]["with"]
+    assert checkout["persist-credentials"] is False and checkout["path"] == "student"
+    for step in steps.values():
+        assert "${{" not in step.get("run", ""), "no expression is pasted into a script"
+    assert steps[GRADE_STEP]["working-directory"] == "${{ runner.temp }}"
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkflowRun:
+    codes: dict[str, int]
+    summary: str
+    uploaded: Path | None
+    output: str
+
+
+def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
+    """Run the workflow's grade job on ``repository`` the way a GitHub runner would."""
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    job = workflow["jobs"]["grade"]
+    workspace, runner_temp, home = tmp / "workspace", tmp / "runner", tmp / "home"
+    for folder in (workspace, runner_temp, home):
+        folder.mkdir()
+    summary, github_path = tmp / "summary.md", tmp / "github_path"
+    summary.touch()
+    github_path.touch()
+    contexts = {
+        "runner.temp": str(runner_temp),
+        "github.workspace": str(workspace),
+        "github.ref": "refs/heads/main",
+    }
+
+    def expand(text: str) -> str:
+        def value(match: re.Match[str]) -> str:
+            assert match.group(1) in contexts, f"the test cannot evaluate {match.group(0)}"
+            return contexts[match.group(1)]
+
+        return re.sub(r"\$\{\{\s*(.*?)\s*\}\}", value, text)
+
+    variables = {**workflow.get("env", {}), **job.get("env", {})}
+    environment = {
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "CI": "true",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_WORKSPACE": str(workspace),
+        "RUNNER_TEMP": str(runner_temp),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_PATH": str(github_path),
+        **{name: expand(str(text)) for name, text in variables.items()},
+    }
+    codes: dict[str, int] = {}
+    uploaded: Path | None = None
+    output = ""
+    failed = False
+    for step in job["steps"]:
+        assert step.get("if") in (None, "always()"), step
+        if failed and step.get("if") != "always()":
+            continue
+        settings = {key: expand(str(value)) for key, value in step.get("with", {}).items()}
+        action = step.get("uses", "").split("@")[0]
+        if action == "actions/checkout":
+            shutil.copytree(repository, workspace / settings.get("path", "."), symlinks=True)
+        elif action == "actions/setup-python":
+            pass  # this machine's Python
+        elif action == "actions/upload-artifact":
+            uploaded = Path(settings["path"])
+        elif step["name"] == INSTALL_STEP:
+            with github_path.open("a", encoding="utf-8") as stream:
+                stream.write(f"{Path(sys.executable).parent}\n")
+        else:
+            assert not action, f"the test does not know the action {action}"
+            added = github_path.read_text(encoding="utf-8").split()
+            path = os.pathsep.join([*reversed(added), os.environ.get("PATH", "/usr/bin:/bin")])
+            done = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", expand(step["run"])],
+                cwd=expand(step.get("working-directory", str(workspace))),
+                env={**environment, "PATH": path},
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            codes[step["name"]] = done.returncode
+            output += done.stdout + done.stderr
+            failed = failed or done.returncode != 0
+    return WorkflowRun(codes, summary.read_text(encoding="utf-8"), uploaded, output)
+
+
+def test_the_workflow_grades_a_push(tmp_path: Path) -> None:
+    repository = make_submission(tmp_path, "strong")
+    run = run_workflow(repository, tmp_path)
+    assert run.codes == {GRADE_STEP: 0}, run.output[-3000:]
+    assert run.summary.startswith("## ✅ ds.07: PASS\n")
+    assert "| grade | 100 / 100 |" in run.summary
+    assert run.uploaded is not None
+    reports = {path.name for path in run.uploaded.iterdir()}
+    assert reports == {
+        "report.json",
+        "junit.xml",
+        "results.json",
+        "mutation-report.json",
+        "mutation-report.html",
+    }
+
+
+def test_a_repository_cannot_talk_the_grader_into_a_pass(tmp_path: Path) -> None:
+    """A stub radix.py with every trick a student's repository could play: still a fail."""
+    repository = tmp_path / "repository"
+    (repository / "tests").mkdir(parents=True)
+    shutil.copyfile(CHAPTER.stub, repository / "radix.py")
+    (repository / "conftest.py").write_text(
+        "import pytest\n\n"
+        "@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n",
+        encoding="utf-8",
+    )
+    (repository / "pytest.ini").write_text("[pytest]\naddopts = -p no:python\n", encoding="utf-8")
+    (repository / "sitecustomize.py").write_text("raise SystemExit(0)\n", encoding="utf-8")
+    shadow = repository / "grader"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("", encoding="utf-8")
+    (shadow / "__main__.py").write_text("print('PASS')\n", encoding="utf-8")
+    (shadow / "cli.py").write_text("def main():\n    print('PASS')\n    return 0\n", "utf-8")
+    run = run_workflow(repository, tmp_path)
+    assert run.codes == {GRADE_STEP: 1}
+    assert run.summary.startswith("## ❌ ds.07: FAIL")
+    assert "| course tests on `radix.py` | 0/11 passed |" in run.summary
+    assert run.uploaded is not None and (run.uploaded / "junit.xml").is_file()

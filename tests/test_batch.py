@@ -1,0 +1,221 @@
+"""``grader batch``: many submission folders into a gradebook, and nothing stops it.
+
+One batch runs through the real command, in-process, over a class laid out
+like a GitHub Classroom clone: two real submissions (one with the kit's
+layout, one with its files side by side, as a Gradescope upload leaves them)
+and broken or hostile ones. Sandboxed runs are shared with the rest of the
+session (``ReusedRuns``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import ReusedRuns, make_submission
+
+import grader.batch
+import grader.cli
+from grader.batch import COLUMNS, grade_batch, gradebook_csv, row_of
+from grader.catalog import load_chapter
+from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
+from grader.grading import CheckReport, CourseTestsResult, Limits, StudentTestsResult
+from grader.locate import MAX_DEPTH, locate
+from grader.report import SCHEMA_PATH
+
+CHAPTER = load_chapter()
+KILL_THE_PARENT = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
+STUDENTS = ("alice", "bob", "carol", "dave", "=erin", "frank", "gina")
+
+
+def lay_out_class(root: Path) -> list[Path]:
+    """One folder per student, each teaching the batch something."""
+    classroom = root / "classroom"
+    classroom.mkdir()
+    # alice: the model answer, in the kit's layout
+    make_submission(classroom, "strong").rename(classroom / "alice")
+    # bob: weak tests, both files side by side (a Gradescope upload)
+    bob = make_submission(classroom, "weak").rename(classroom / "bob")
+    (bob / CHAPTER.student_tests).rename(bob / "test_ds07_radix.py")
+    (bob / "tests").rmdir()
+    # carol: an empty repository
+    (classroom / "carol").mkdir()
+    # dave: radix.py links to a system file; the test file is not text
+    dave = classroom / "dave"
+    (dave / "tests").mkdir(parents=True)
+    (dave / "radix.py").symlink_to("/etc/passwd")
+    (dave / CHAPTER.student_tests).write_bytes(b"\xff\xfe\x00")
+    # =erin: a name a spreadsheet would run; radix.py kills the process that runs it
+    erin = classroom / "=erin"
+    erin.mkdir()
+    (erin / "radix.py").write_text(KILL_THE_PARENT, encoding="utf-8")
+    # frank: a file where a folder should be
+    (classroom / "frank").write_text("not a folder\n", encoding="utf-8")
+    # gina: a link loop and a deep tree, and no radix.py anywhere
+    gina = classroom / "gina"
+    deep = gina.joinpath(*["deeper"] * 12)
+    deep.mkdir(parents=True)
+    (gina / "loop").symlink_to(".")
+    (deep / "radix.py").write_text("ROOT = 0\n", encoding="utf-8")
+    return [classroom / name for name in STUDENTS]
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory, reused_runs: ReusedRuns) -> dict[str, Any]:
+    """The real command over the class; returns its exit code, gradebook rows and output folder."""
+    root = tmp_path_factory.mktemp("batch")
+    folders = lay_out_class(root)
+    out = root / "out"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        reused_runs.install(monkeypatch)
+        code = grader.cli.main(["batch", *map(str, folders), "--out", str(out), "--jobs", "2"])
+    with (out / "gradebook.csv").open(encoding="utf-8", newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    return {"code": code, "rows": {row["student"].lstrip("'"): row for row in rows}, "out": out}
+
+
+def test_the_batch_grades_every_folder_in_order(batch: dict[str, Any]) -> None:
+    assert batch["code"] == EXIT_PASS
+    assert list(batch["rows"]) == list(STUDENTS)
+    gradebook = (batch["out"] / "gradebook.csv").read_text(encoding="utf-8")
+    assert gradebook.splitlines()[0] == ",".join(COLUMNS)
+
+
+def test_real_submissions_get_their_grades(batch: dict[str, Any]) -> None:
+    alice, bob = batch["rows"]["alice"], batch["rows"]["bob"]
+    assert alice["verdict"] == "pass" and alice["grade"] == "100"
+    assert (alice["course_tests_passed"], alice["mutation_score"], alice["survivors"]) == (
+        "11",
+        "1.0000",
+        "",
+    )
+    assert bob["verdict"] == "fail" and bob["mutation_score"] == "0.1667"
+    assert (bob["killed"], bob["mutants"]) == ("3", "18")
+    survivors = {m.id for m in CHAPTER.mutants} - {"s02", "s05", "m03"}
+    assert set(bob["survivors"].split()) == survivors
+    assert bob["problem"] == "mutation score 0.17 below 0.70; required mutant s11 survived"
+
+
+def test_broken_and_hostile_submissions_fail_with_one_line(batch: dict[str, Any]) -> None:
+    rows = batch["rows"]
+    expected = {
+        "carol": "radix.py is missing from",
+        "dave": "radix.py links to a file outside the submission",
+        "=erin": "the course tests did not finish",
+        "frank": "is a file, not a folder",
+        "gina": "radix.py is missing from",
+    }
+    for student, fragment in expected.items():
+        row = rows[student]
+        assert row["verdict"] == "fail" and row["grade"] == "0", student
+        assert fragment in row["problem"] and "\n" not in row["problem"], (student, row)
+
+
+def test_each_student_gets_a_json_report(batch: dict[str, Any]) -> None:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    for student, row in batch["rows"].items():
+        report = json.loads((batch["out"] / row["report"]).read_text(encoding="utf-8"))
+        jsonschema.validate(report, schema)
+        assert report["verdict"] == row["verdict"], student
+    assert batch["rows"]["alice"]["report"] == "students/alice.json"
+
+
+def test_a_spreadsheet_formula_in_a_name_is_defused(batch: dict[str, Any]) -> None:
+    gradebook = (batch["out"] / "gradebook.csv").read_text(encoding="utf-8")
+    assert "\n'=erin,fail," in gradebook
+
+
+def test_two_folders_of_one_name_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for parent in ("a", "b"):
+        (tmp_path / parent / "sam").mkdir(parents=True)
+    code = grader.cli.main(["batch", str(tmp_path / "a/sam"), str(tmp_path / "b/sam")])
+    assert code == EXIT_USAGE
+    assert "two submission folders are named 'sam'" in capsys.readouterr().err
+
+
+def test_an_error_of_the_grader_becomes_a_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even a failure of the kit on one folder leaves the others graded."""
+    folders = [tmp_path / name for name in ("one", "two", "three")]
+    for folder in folders:
+        folder.mkdir()
+    real = grader.batch.check
+    together = threading.Barrier(2, timeout=30)
+
+    def check(chapter: Any, folder: Path, limits: Limits, pool: Any) -> CheckReport:
+        if folder.name in ("one", "two"):
+            together.wait()  # both are graded at once, or this times out
+        if folder.name == "two":
+            raise GraderError("the kit is broken: a grading worker stopped unexpectedly")
+        if folder.name == "three":
+            raise ValueError("a bug")
+        return real(chapter, folder, limits, pool=pool)
+
+    monkeypatch.setattr(grader.batch, "check", check)
+    seen: list[tuple[str, int, int]] = []
+    result = grade_batch(
+        CHAPTER, folders, tmp_path / "out", progress=lambda *event: seen.append(event)
+    )
+    problems = [row.problem for row in result.rows]
+    assert problems[0].startswith("radix.py is missing from")
+    assert problems[1] == "not graded: the kit is broken: a grading worker stopped unexpectedly"
+    assert problems[2] == "not graded: ValueError('a bug')"
+    assert sorted(done for _, done, _ in seen) == [1, 2, 3]
+    assert result.gradebook.read_text(encoding="utf-8").count("\n") == 4
+
+
+def test_a_problem_takes_one_line_of_the_gradebook() -> None:
+    course = CourseTestsResult({"t": "error"}, {}, "line one\nline two")
+    student = StudentTestsResult(False, ("p",), (), (), 0.0)
+    report = CheckReport("ds.07", "x", course, student, None, {})
+    text = gradebook_csv([row_of(CHAPTER, "x", report, "x.json")])
+    assert text.count("\n") == 2 and ",line one line two," in text
+
+
+# ----------------------------------------------------------------------
+# Finding the files of a submission
+
+
+def test_locate_keeps_the_kit_layout(tmp_path: Path) -> None:
+    folder = make_submission(tmp_path, "strong")
+    (folder / "old").mkdir()
+    (folder / "old" / "radix.py").write_text("# an old copy\n", encoding="utf-8")
+    located = locate(CHAPTER, folder)
+    assert (located.implementation, located.student_tests) == (
+        "radix.py",
+        "tests/test_ds07_radix.py",
+    )
+
+
+def test_locate_finds_files_side_by_side_or_one_folder_down(tmp_path: Path) -> None:
+    (tmp_path / "repo" / "src").mkdir(parents=True)
+    (tmp_path / "repo" / "src" / "radix.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "repo" / "test_ds07_radix.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "repo" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "repo" / "a" / "b" / "radix.py").write_text("x = 2\n", encoding="utf-8")
+    located = locate(CHAPTER, tmp_path / "repo")
+    assert (located.implementation, located.student_tests) == ("src/radix.py", "test_ds07_radix.py")
+
+
+def test_locate_follows_no_link_and_stops_at_its_depth(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "radix.py").write_text("x = 1\n", encoding="utf-8")
+    folder = tmp_path / "submission"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "radix.py").symlink_to(outside / "radix.py")
+    (folder / "linked").symlink_to(outside, target_is_directory=True)
+    deep = folder.joinpath(*["d"] * (MAX_DEPTH + 1))
+    deep.mkdir(parents=True)
+    (deep / "radix.py").write_text("x = 1\n", encoding="utf-8")
+    assert locate(CHAPTER, folder).implementation == "radix.py"  # none found: reported missing
+    (deep.parent / "radix.py").write_text("x = 1\n", encoding="utf-8")
+    assert locate(CHAPTER, folder).implementation == "/".join(["d"] * MAX_DEPTH + ["radix.py"])

@@ -1,0 +1,751 @@
+"""A student's test file cannot earn kills it did not earn, and broken inputs fail clearly.
+
+``tests/hostile/catalogue.toml`` lists one submission per attack or broken
+input, with the verdict and the message ``grader check`` must give it; the
+first tests here grade each one. The grader's defences are layered, and each
+layer is held to account on its own:
+
+1. the static check (every catalogue case it stops, with line and rule);
+2. collection of the one test file under the grader's configuration;
+3. every implementation presented alike;
+4. verdicts from per-test outcomes the grader collects, never an exit status;
+5. reports written by the grader alone, after every child is gone;
+6. reruns on the reference in another order and with another hash seed.
+
+For layers 2 to 6 the catalogue cases are graded again with the static check
+switched off, and sandbox-level tests run hostile code through
+``WorkerPool.run`` directly. Last come the guarantees of the command as a
+whole: reports identical run after run, two checks at once, and Ctrl-C.
+
+Everything runs against a cut-down chapter (two course tests, four mutants)
+with short time limits, so the suite stays fast.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import tomllib
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+import grader.cli
+import grader.grading
+from grader.catalog import Chapter, load_chapter
+from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
+from grader.grading import CheckReport, Limits, check, mutant_sources
+from grader.report import SCHEMA_PATH, report_to_dict, report_to_json
+from grader.sandbox import OTHER_HASH_SEED, Job, RunResult, WorkerPool
+from grader.static_check import check_test_source
+from grader.zygote import EPOCH, MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
+
+KIT = Path(__file__).resolve().parents[1]
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+CASES: list[dict[str, Any]] = tomllib.loads(
+    (HOSTILE / "catalogue.toml").read_text(encoding="utf-8")
+)["case"]
+CHAPTER = load_chapter()
+FAST_COURSE_TESTS = ("test_hand_example_split_and_match", "test_insert_needs_one_value_per_granule")
+FAST_MUTANTS = ("s11", "s14", "s15", "m01")
+TINY_MUTANTS = ("s11", "m01")
+"""With no wheat: for checks that only show no mutant dies, and the 20 reproducible ones."""
+LIMITS = Limits(course_tests=30, student_tests=5, mutant_floor=2, mutant_factor=5)
+"""Short, yet long enough for a loaded machine: a clean run of a hostile file takes < 1 s."""
+CHECK_SECONDS = 30.0
+"""No check of the cut-down chapter may take longer, hangs and floods included."""
+
+REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
+MUTANT_S11 = mutant_sources(CHAPTER)["s11"]
+
+
+def fast_chapter(
+    folder: Path, mutants: tuple[str, ...] = FAST_MUTANTS, wheats: bool = True
+) -> Chapter:
+    """The kit's chapter with two of its course tests (and their helpers) and some mutants."""
+    tree = ast.parse(CHAPTER.course_test_file.read_text(encoding="utf-8"))
+    tree.body = [
+        node
+        for node in tree.body
+        if not isinstance(node, ast.ClassDef)
+        and (
+            not (isinstance(node, ast.FunctionDef) and node.name.startswith("test_"))
+            or node.name in FAST_COURSE_TESTS
+        )
+    ]
+    course_file = folder / CHAPTER.course_test_file.name
+    course_file.write_text(ast.unparse(tree), encoding="utf-8")
+    return replace(
+        CHAPTER,
+        course_tests=tuple(t for t in CHAPTER.course_tests if t.name in FAST_COURSE_TESTS),
+        course_test_file=course_file,
+        mutants=tuple(m for m in CHAPTER.mutants if m.id in mutants),
+        wheats=CHAPTER.wheats if wheats else (),
+    )
+
+
+@pytest.fixture(scope="module")
+def chapter(tmp_path_factory: pytest.TempPathFactory) -> Chapter:
+    return fast_chapter(tmp_path_factory.mktemp("chapter"))
+
+
+@pytest.fixture(scope="module")
+def tiny_chapter(tmp_path_factory: pytest.TempPathFactory) -> Chapter:
+    return fast_chapter(tmp_path_factory.mktemp("tiny"), TINY_MUTANTS, wheats=False)
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[WorkerPool]:
+    """Warm workers shared by the module; once closed, nothing of theirs is left."""
+    with WorkerPool(workers=2) as workers:
+        yield workers
+    assert workers.scratch is not None and not workers.scratch.exists()
+    assert wait_until_gone(str(workers.scratch)) == []
+
+
+@pytest.fixture
+def without_static_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switch layer 1 off: every test file passes the static check and runs."""
+    monkeypatch.setattr(
+        grader.grading, "check_test_source", lambda source: ([], check_test_source(source)[1])
+    )
+
+
+# ----------------------------------------------------------------------
+# Laying out a case and checking what the grader said.
+
+
+def lay_out(case: dict[str, Any], tmp_path: Path) -> Path:
+    """The case's submission folder, as the catalogue describes it, under ``tmp_path``."""
+    folder = tmp_path / case["name"]
+    setup = case.get("setup", "")
+    if setup == "path_missing":
+        return folder
+    if setup == "path_is_file":
+        folder.write_text("not a folder\n", encoding="utf-8")
+        return folder
+    folder.mkdir()
+    for source in sorted((HOSTILE / case["name"]).rglob("*")):
+        target = folder / source.relative_to(HOSTILE / case["name"])
+        if source.is_dir():
+            target.mkdir(exist_ok=True)
+        else:
+            target.write_bytes(source.read_bytes())
+    if case.get("radix", "reference") == "reference":
+        if setup == "symlink_radix_out":
+            (folder / "radix.py").symlink_to(CHAPTER.reference)
+        else:
+            (folder / "radix.py").write_text(REFERENCE, encoding="utf-8")
+    if setup == "latin1_tests":
+        tests = folder / CHAPTER.student_tests
+        tests.parent.mkdir(exist_ok=True)
+        tests.write_bytes(LATIN1_TESTS)
+    return folder
+
+
+LATIN1_TESTS = (
+    '"""Saved by an editor set to Latin-1."""\n# caf\xe9\nfrom radix import RadixTree\n'
+).encode("latin-1")
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    """Every file under ``path`` (or ``path`` itself) with a digest of its bytes or link."""
+    if path.is_symlink() or path.is_file():
+        paths = [path]
+    elif path.is_dir():
+        paths = sorted(path.rglob("*"))
+    else:
+        return {}
+    return {
+        str(p.relative_to(path.parent)): (
+            f"-> {os.readlink(p)}"
+            if p.is_symlink()
+            else hashlib.sha256(p.read_bytes()).hexdigest()
+            if p.is_file()
+            else "dir"
+        )
+        for p in paths
+    }
+
+
+def messages(report: CheckReport, where: str) -> list[str]:
+    if where == "course":
+        return [report.course_tests.problem or ""]
+    return list(report.student_tests.problems)
+
+
+def assert_expected(report: CheckReport, expected: dict[str, Any]) -> None:
+    """The report gives the verdict, the message and the mutant statuses ``expected`` names."""
+    shown = json.dumps(report_to_dict(report), indent=1)
+    assert report.verdict == expected["verdict"], shown
+    if "contains" in expected:
+        found = messages(report, expected["where"])
+        assert any(expected["contains"] in line for line in found), (expected["contains"], found)
+    statuses = {m.id: m.status for m in report.mutation.mutants} if report.mutation else {}
+    for mutant, status in expected.get("mutants", {}).items():
+        assert statuses.get(mutant) == status, (mutant, shown)
+
+
+def stray_processes() -> list[str]:
+    """Processes below this one other than the pools' workers (this process's own children)."""
+    me = os.getpid()
+    strays = []
+    for pid in descendants(me):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if int(stat[stat.rfind(b")") + 2 :].split()[1]) != me:
+            strays.append(f"{pid}: {cmdline.decode(errors='replace')}")
+    return strays
+
+
+def processes_mentioning(marker: str) -> list[int]:
+    """Pids of the processes whose command line holds ``marker``, this one aside."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def wait_until_gone(marker: str, seconds: float = 3.0) -> list[int]:
+    """Wait for every process mentioning ``marker`` to exit (zombies reaped by init)."""
+    deadline = time.monotonic() + seconds
+    while (left := processes_mentioning(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+# ----------------------------------------------------------------------
+# The catalogue: every case gets its verdict and message.
+
+
+def test_the_catalogue_holds_every_case_folder_once() -> None:
+    names = [case["name"] for case in CASES]
+    assert len(names) == len(set(names))
+    folders = sorted(p.name for p in HOSTILE.iterdir() if p.is_dir())
+    assert sorted(names) == folders
+
+
+def test_every_run_time_proof_named_in_the_catalogue_exists() -> None:
+    for case in CASES:
+        if "runtime_test" in case:
+            assert callable(globals().get(case["runtime_test"])), case["name"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case["name"])
+def test_hostile_submission_gets_its_verdict_and_message(
+    case: dict[str, Any], chapter: Chapter, pool: WorkerPool, tmp_path: Path
+) -> None:
+    """As the catalogue says; the submission and the machine are left as they were."""
+    folder = lay_out(case, tmp_path)
+    before = snapshot(folder)
+    started = time.monotonic()
+    report = check(chapter, folder, LIMITS, pool=pool)
+    assert time.monotonic() - started < CHECK_SECONDS
+    assert_expected(report, case)
+    assert snapshot(folder) == before
+    assert stray_processes() == []
+
+
+RUNTIME_CASES = [case for case in CASES if "runtime" in case]
+
+
+@pytest.mark.parametrize("case", RUNTIME_CASES, ids=lambda case: case["name"])
+@pytest.mark.usefixtures("without_static_check")
+def test_run_time_layers_hold_without_the_static_check(
+    case: dict[str, Any], tiny_chapter: Chapter, pool: WorkerPool, tmp_path: Path
+) -> None:
+    """With layer 1 off the hostile code runs, and still earns no kill."""
+    folder = lay_out(case, tmp_path)
+    report = check(tiny_chapter, folder, LIMITS, pool=pool)
+    assert_expected(report, case["runtime"])
+    assert report.mutation is None or report.mutation.killed == 0
+    assert stray_processes() == []
+
+
+def test_the_kits_own_test_files_pass_the_static_check() -> None:
+    """No false alarm on the model answer, the stub's skeleton or the example submissions."""
+    files = [CHAPTER.model_tests, CHAPTER.stub_tests]
+    files += sorted((KIT / "tests" / "fixtures" / "submissions").rglob("test_*.py"))
+    for path in files:
+        if "syntax_error" not in str(path):
+            violations, _ = check_test_source(path.read_text(encoding="utf-8"))
+            assert violations == [], (path, violations)
+
+
+# ----------------------------------------------------------------------
+# Layers 2 to 6 at the sandbox level: hostile code run directly.
+
+
+def run(pool: WorkerPool, source: str, implementation: str = REFERENCE, **job: Any) -> RunResult:
+    """Run the test file ``source`` against ``implementation`` in the pool."""
+    job.setdefault("time_limit", 10.0)
+    return pool.run(Job(implementation, "test_hostile.py", textwrap.dedent(source).lstrip(), **job))
+
+
+PROBE = """
+    import json, os, sys, tempfile, importlib.util
+    import radix
+
+    def test_observe():
+        folder = os.getcwd()
+        def rel(text):
+            return str(text).replace(folder, "<run>")
+        with open("/proc/self/cmdline", "rb") as cmdline, open("/proc/self/comm") as comm:
+            process = [rel(cmdline.read()), comm.read()]
+        seen = {
+            "module": [radix.__name__, rel(radix.__file__), rel(radix.__spec__.origin)],
+            "loader": type(radix.__loader__).__name__,
+            "stat": [os.stat(radix.__file__).st_mtime, oct(os.stat(radix.__file__).st_mode)],
+            "cwd": [rel(folder), sorted(os.listdir(".")), sorted(os.listdir("tests"))],
+            "environ": {key: rel(value) for key, value in os.environ.items()},
+            "argv": [sys.argv, sys.orig_argv],
+            "path": [rel(entry) for entry in sys.path],
+            "process": process,
+            "home_tmp": [rel(os.path.expanduser("~")), rel(tempfile.gettempdir())],
+            "kit_importable": [importlib.util.find_spec(name) is not None
+                               for name in ("reference", "mutants", "course_tests")],
+            "modules": sorted(name for name in sys.modules if "radix" in name),
+        }
+        with open(OUT, "w") as out:
+            json.dump(seen, out, sort_keys=True)
+"""
+
+
+def observe(pool: WorkerPool, implementation: str, out: Path) -> dict[str, Any]:
+    result = run(pool, f"OUT = {str(out)!r}\n" + textwrap.dedent(PROBE), implementation)
+    assert result.all_passed, result
+    seen: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return seen
+
+
+def test_every_implementation_is_presented_alike(pool: WorkerPool, tmp_path: Path) -> None:
+    """Layer 3: name, file, loader, times, folder, environment, argv, path and process agree."""
+    on_reference = observe(pool, REFERENCE, tmp_path / "reference.json")
+    on_mutant = observe(pool, MUTANT_S11, tmp_path / "mutant.json")
+    assert on_reference == on_mutant
+    assert on_reference["module"] == ["radix", "<run>/radix.py", "<run>/radix.py"]
+    assert on_reference["stat"][0] == EPOCH
+    assert on_reference["argv"] == [["pytest"], ["python", "-m", "pytest"]]
+    assert on_reference["home_tmp"] == ["<run>/home", "<run>/tmp"]
+    assert on_reference["kit_importable"] == [False, False, False]
+    grader_sets = {"HOME", "LANG", "PATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "TMPDIR"}
+    pytest_sets = {"PYTEST_CURRENT_TEST", "PYTEST_VERSION"}
+    assert set(on_reference["environ"]) == grader_sets | pytest_sets | {"PYTHONDONTWRITEBYTECODE"}
+    assert str(KIT) not in json.dumps(on_reference)
+
+
+def test_only_the_graders_configuration_is_used(pool: WorkerPool, tmp_path: Path) -> None:
+    """Layer 2: the grader's empty pytest.ini, its rootdir, no conftest, no plugin, no cache."""
+    out = tmp_path / "config.json"
+    result = run(
+        pool,
+        f"""
+        import json, os
+        def test_config(pytestconfig):
+            manager = pytestconfig.pluginmanager
+            files = [getattr(p, "__file__", "") or "" for p in manager.get_plugins()]
+            seen = {{
+                "ini": [os.path.basename(str(pytestconfig.inipath)),
+                        open(pytestconfig.inipath).read()],
+                "rootdir": str(pytestconfig.rootpath) == os.getcwd(),
+                "noconftest": pytestconfig.getoption("noconftest"),
+                "conftests": [f for f in files if f.endswith("conftest.py")],
+                "cache": manager.has_plugin("cacheprovider"),
+                "third_party": [f for f in files if "site-packages" in f
+                                and "/_pytest/" not in f and "/pytest/" not in f],
+                "args": pytestconfig.args,
+            }}
+            with open({str(out)!r}, "w") as handle:
+                json.dump(seen, handle)
+        """,
+    )
+    assert result.all_passed, result
+    seen = json.loads(out.read_text(encoding="utf-8"))
+    assert seen["ini"] == ["pytest.ini", "[pytest]\n"]
+    assert seen["rootdir"] and seen["noconftest"]
+    assert seen["conftests"] == [] and seen["cache"] is False
+    assert [f for f in seen["third_party"] if "grader" not in f] == []
+    assert seen["args"] == ["tests/test_hostile.py"]
+
+
+def test_a_run_that_ends_early_is_crashed_not_passed(pool: WorkerPool) -> None:
+    """Layer 4: os._exit(0) ends the run with a clean status, yet it is never a pass."""
+    result = run(
+        pool,
+        """
+        import os
+        def test_before():
+            pass
+        def test_exits():
+            os._exit(0)
+        def test_after():
+            pass
+        """,
+    )
+    assert result.status == "crashed" and not result.all_passed
+    assert result.message == "the test process ended early (exit status 0) while running test_exits"
+    assert [result.outcome(n) for n in ("test_before", "test_exits", "test_after")] == [
+        "passed",
+        "error",
+        "not run",
+    ]
+    killed = run(
+        pool, "import os, signal\ndef test_x():\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    assert killed.status == "crashed"
+    assert killed.message.startswith("the test process died of SIGKILL")
+    at_import = run(pool, "import os\nos._exit(0)\ndef test_x():\n    pass\n")
+    assert at_import.status == "crashed" and at_import.outcomes == ()
+
+
+def test_a_test_that_kills_its_worker_crashes_only_its_own_run(pool: WorkerPool) -> None:
+    """Layer 4: killing the parent (the worker) is a crashed run; the pool carries on."""
+    result = run(pool, "import os, signal\ndef test_x():\n    os.kill(os.getppid(), 9)\n")
+    assert result.status == "crashed"
+    assert result.message == "the test process killed its parent, the grader's worker"
+    assert run(pool, "def test_x():\n    pass\n").all_passed
+    assert stray_processes() == []
+
+
+def test_signals_are_ignored_in_a_c_call_yet_the_run_stops_on_time(pool: WorkerPool) -> None:
+    """A test that ignores every catchable signal inside one C call is stopped by SIGKILL."""
+    started = time.monotonic()
+    result = run(
+        pool,
+        """
+        import signal
+        def test_spin():
+            for number in (signal.SIGTERM, signal.SIGINT, signal.SIGXCPU, signal.SIGHUP,
+                           signal.SIGALRM, signal.SIGUSR1):
+                signal.signal(number, signal.SIG_IGN)
+            sum(range(10**18))
+        """,
+        time_limit=2.0,
+    )
+    assert result.status == "timeout" and result.outcome("test_spin") == "timeout"
+    assert time.monotonic() - started < 5.0
+    assert stray_processes() == []
+
+
+def test_patching_the_reporters_tools_changes_no_outcome(pool: WorkerPool) -> None:
+    """Layer 4: replacing json.dumps, os.write and pytest.fail does not forge the record."""
+    result = run(
+        pool,
+        """
+        import builtins, json, os, pytest
+        json.dumps = lambda *args, **kwargs: '{"event": "finished", "exitstatus": 0}'
+        os.write = lambda fd, data: len(data)
+        pytest.fail = lambda *args, **kwargs: None
+        builtins.AssertionError = KeyError
+        def test_passes():
+            pass
+        def test_fails():
+            assert 1 == 2
+        """,
+    )
+    assert result.status == "completed"
+    assert (result.outcome("test_passes"), result.outcome("test_fails")) == ("passed", "failed")
+
+
+def test_chance_is_the_same_in_every_run(pool: WorkerPool) -> None:
+    """Layer 6 made moot: random is reseeded per test by name, so chance cannot pick mutants."""
+    source = """
+        import random
+        def test_low():
+            assert random.random() < 0.5
+        def test_high():
+            assert random.random() >= 0.5
+        def test_three_draws():
+            assert [random.randrange(10) for _ in range(3)] == [0, 5, 5]
+    """
+    runs = [
+        run(pool, source),
+        run(pool, source),
+        run(pool, source, reverse=True, hash_seed=OTHER_HASH_SEED),
+        run(pool, source, MUTANT_S11),
+    ]
+    signatures = {tuple(sorted((o.name, o.status) for o in r.outcomes)) for r in runs}
+    assert len(signatures) == 1
+    assert runs[0].outcome("test_three_draws") == "passed"
+
+
+def test_no_run_sees_what_an_earlier_run_left(pool: WorkerPool, tmp_path: Path) -> None:
+    """Each run has its own working folder, HOME and TMPDIR, and they are gone afterwards."""
+    source = (HOSTILE / "remembers_runs" / "tests" / "test_ds07_radix.py").read_text()
+    source += (
+        f"\ndef test_where():\n    with open({str(tmp_path / 'where')!r}, 'a') as out:\n"
+        "        out.write(tempfile.gettempdir() + ' ' + str(pathlib.Path.home()) + '\\n')\n"
+    )
+    for _ in range(3):
+        assert run(pool, source).all_passed
+    places = (tmp_path / "where").read_text().split()
+    assert len(set(places)) == 6
+    assert not any(Path(place).exists() for place in places)
+
+
+def test_a_listening_socket_is_closed_with_its_run(pool: WorkerPool, tmp_path: Path) -> None:
+    """A test that listens on a local port and hangs is stopped; the port is free again."""
+    port_file = tmp_path / "port"
+    result = run(
+        pool,
+        f"""
+        import socket
+        def test_listen():
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+            with open({str(port_file)!r}, "w") as out:
+                out.write(str(server.getsockname()[1]))
+            server.accept()
+        """,
+        time_limit=2.0,
+    )
+    assert result.status == "timeout"
+    port = int(port_file.read_text())
+    with pytest.raises(ConnectionRefusedError):
+        __import__("socket").create_connection(("127.0.0.1", port), timeout=1)
+
+
+def test_a_grandchild_holding_the_pipes_neither_blocks_nor_survives(pool: WorkerPool) -> None:
+    """Processes that outlive pytest, in or out of its group, are killed at once after it."""
+    marker = f"299.{os.getpid()}"
+    started = time.monotonic()
+    result = run(
+        pool,
+        f"""
+        import os, subprocess, time
+        def test_leaves_processes():
+            subprocess.Popen(["sleep", "{marker}"], start_new_session=True, close_fds=False)
+            subprocess.Popen(["sleep", "{marker}"], close_fds=False)
+            if os.fork() == 0:  # a copy of pytest, detached, holding every pipe
+                os.setsid()
+                if os.fork() == 0:
+                    time.sleep(300)
+                os._exit(0)
+        """,
+        time_limit=20.0,
+    )
+    assert result.all_passed, result
+    assert time.monotonic() - started < 5.0
+    assert wait_until_gone(marker) == []
+    assert stray_processes() == []
+
+
+def test_memory_is_bounded(pool: WorkerPool, tmp_path: Path) -> None:
+    """Unbounded memory ends in MemoryError; the limits hold for the test's own children too."""
+    out = tmp_path / "limits"
+    result = run(
+        pool,
+        f"""
+        import subprocess
+        def test_child_limits():
+            limits = subprocess.run(["sh", "-c", "ulimit -v; ulimit -f; ulimit -n; ulimit -t"],
+                                    capture_output=True, text=True).stdout
+            with open({str(out)!r}, "w") as handle:
+                handle.write(limits)
+        def test_memory():
+            blocks = []
+            while True:
+                blocks.append(bytearray(16 * 1024 * 1024))
+        """,
+    )
+    assert result.outcome("test_memory") == "failed" and "MemoryError" in result.detail(
+        "test_memory"
+    )
+    memory, size, files, cpu = out.read_text().split()
+    assert int(memory) * 1024 == MEMORY_LIMIT_BYTES
+    assert int(size) * 512 == OUTPUT_LIMIT_BYTES or int(size) * 1024 == OUTPUT_LIMIT_BYTES
+    assert int(files) <= 256 and cpu != "unlimited"
+
+
+def test_output_is_bounded_and_cut_with_a_note(pool: WorkerPool) -> None:
+    """200 MB of output stops at the file-size limit; what is kept is cut, with a note."""
+    source = (HOSTILE / "output_flood" / "tests" / "test_ds07_radix.py").read_text()
+    source += '\n\ndef test_huge_message() -> None:\n    assert False, "y" * 1_000_000\n'
+    started = time.monotonic()
+    result = run(pool, source)
+    assert time.monotonic() - started < 10.0
+    assert result.outcome("test_flood") == "failed"
+    assert "File too large" in result.detail("test_flood")
+    assert result.detail("test_huge_message").endswith(" more characters]")
+    assert len(result.detail("test_huge_message")) < 6100
+    assert result.output.startswith("[output cut to its last 4000 bytes of ")
+    assert len(result.output) < 4200
+
+
+# ----------------------------------------------------------------------
+# Layer 5 and the command as a whole.
+
+
+@pytest.mark.usefixtures("without_static_check")
+def test_the_report_is_the_graders_even_if_a_test_forges_one(
+    chapter: Chapter,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Layer 5: a passing report written by the tests, and rewritten ten times a second by a
+    process meant to outlive them, is replaced by the grader's, which stays."""
+    monkeypatch.setattr(grader.cli, "load_chapter", lambda chapter_id: chapter)
+    report = tmp_path / "out" / "results.json"
+    folder = lay_out({"name": "writes_results"}, tmp_path)
+    (folder / CHAPTER.student_tests).write_text(
+        (HOSTILE / "writes_results" / CHAPTER.student_tests).read_text()
+        + textwrap.dedent(
+            f"""
+
+            import os, time
+
+            def test_forge_now_and_later():
+                with open({str(report)!r}, "w") as out:
+                    out.write(FAKE)
+                if os.fork() == 0:
+                    os.setsid()
+                    if os.fork() == 0:
+                        for _ in range(300):
+                            time.sleep(0.1)
+                            with open({str(report)!r}, "w") as out:
+                                out.write(FAKE)
+                    os._exit(0)
+            """
+        )
+    )
+    report.parent.mkdir()
+    code = grader.cli.main(
+        ["check", "--submission", str(folder), "--json", str(report), "--tests-time-limit", "3"]
+    )
+    capsys.readouterr()
+    assert code == EXIT_FAIL
+    written = report.read_text(encoding="utf-8")
+    time.sleep(0.5)
+    assert report.read_text(encoding="utf-8") == written
+    data = json.loads(written)
+    jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    assert data["verdict"] == "fail" and data["mutation"]["killed"] == 0
+    assert sorted(p.name for p in report.parent.iterdir()) == ["results.json"]
+    assert stray_processes() == []
+
+
+def six_required_tests(folder: Path) -> Path:
+    """A submission: the reference and the model answer's six required tests (and its helper)."""
+    tree = ast.parse(CHAPTER.model_tests.read_text(encoding="utf-8"))
+    required = {test.name for test in CHAPTER.required_tests}
+    tree.body = [
+        node
+        for node in tree.body
+        if not isinstance(node, ast.FunctionDef)
+        or not node.name.startswith("test_")
+        or node.name in required
+    ]
+    (folder / "tests").mkdir(parents=True)
+    (folder / CHAPTER.student_tests).write_text(ast.unparse(tree), encoding="utf-8")
+    (folder / "radix.py").write_text(REFERENCE, encoding="utf-8")
+    return folder
+
+
+def without_timings(report: CheckReport) -> str:
+    """The JSON report's bytes up to its last key, ``timings``, the one that varies."""
+    text = report_to_json(report)
+    before, found, _ = text.partition('  "timings": {')
+    assert found and before.endswith("},\n")
+    return before
+
+
+def test_the_same_submission_gives_byte_identical_reports_20_times(
+    tiny_chapter: Chapter, pool: WorkerPool, tmp_path: Path
+) -> None:
+    """Reproducible: 20 checks write the same bytes, timings aside.
+
+    They share warm workers, as batch grading does; the next test shows that
+    checks with workers of their own write the same bytes too.
+    """
+    folder = six_required_tests(tmp_path / "submission")
+    reports = set()
+    for _ in range(20):
+        report = check(tiny_chapter, folder, LIMITS, pool=pool)
+        assert report.verdict == "pass", report_to_json(report)
+        reports.add(without_timings(report))
+    assert len(reports) == 1
+
+
+def test_two_checks_at_once_on_one_submission_do_not_interfere(
+    tiny_chapter: Chapter, pool: WorkerPool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two checks with workers of their own, at once, agree with each other and with a third.
+
+    Their scratch folders go to a folder of this test's, found empty afterwards.
+    """
+    folder = six_required_tests(tmp_path / "submission")
+    before = snapshot(folder)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    results: list[str] = []
+
+    def grade() -> None:
+        results.append(without_timings(check(tiny_chapter, folder, LIMITS)))
+
+    threads = [threading.Thread(target=grade) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 2 and results[0] == results[1]
+    assert list(scratch.iterdir()) == []
+    assert results[0] == without_timings(check(tiny_chapter, folder, LIMITS, pool=pool))
+    assert '"verdict": "pass"' in results[0]
+    assert snapshot(folder) == before
+
+
+def test_ctrl_c_leaves_no_file_no_process_and_an_unchanged_submission(tmp_path: Path) -> None:
+    """SIGINT while runs are in flight: exit 130, one line, nothing left, nothing changed."""
+    folder = six_required_tests(tmp_path / "submission")
+    before = snapshot(folder)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    report = tmp_path / "report.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", report],
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not list(scratch.glob("grader-*/run-*")):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == EXIT_INTERRUPTED
+    assert stderr.strip().splitlines() == ["grader: interrupted; no files were left behind"]
+    assert list(scratch.iterdir()) == []
+    assert wait_until_gone(str(scratch)) == []
+    assert not report.exists() and list(tmp_path.glob("*.partial")) == []
+    assert snapshot(folder) == before
