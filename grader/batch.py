@@ -22,7 +22,6 @@ from pathlib import Path
 from grader.catalog import Chapter
 from grader.errors import GraderError
 from grader.formats.points import grade
-from grader.formats.wording import verdict_reasons
 from grader.grading import CheckReport, Limits, Verdict, check
 from grader.locate import locate
 from grader.report import report_to_json, write_atomically
@@ -166,7 +165,7 @@ def problem_of(report: CheckReport) -> str:
         if student.problems:
             return student.problems[0]
         return f"missing required test {', '.join(student.missing)}"
-    return "; ".join(verdict_reasons(report))
+    return "; ".join(report.fail_reasons())
 
 
 def gradebook_csv(rows: Sequence[BatchRow]) -> str:

@@ -110,9 +110,12 @@ class MutationResult:
         return tuple(m for m in self.mutants if m.status == "error")
 
     @property
+    def enough_killed(self) -> bool:
+        return self.killed >= self.threshold * self.total - 1e-9
+
+    @property
     def passed(self) -> bool:
-        enough = self.killed >= self.threshold * self.total - 1e-9
-        return enough and not self.missed_required and not self.errors
+        return self.enough_killed and not self.missed_required and not self.errors
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,23 @@ class CheckReport:
             and self.mutation.passed
         )
         return "pass" if ok else "fail"
+
+    def fail_reasons(self) -> list[str]:
+        """Why the verdict is fail, one short reason each; empty for a pass."""
+        reasons = []
+        if self.course_tests.passed != self.course_tests.total:
+            reasons.append("course tests failing")
+        if not self.student_tests.valid:
+            reasons.append("your tests are not valid")
+        mutation = self.mutation
+        if mutation is not None and not mutation.passed:
+            if not mutation.enough_killed:
+                reasons.append(
+                    f"mutation score {mutation.score:.2f} below {mutation.threshold:.2f}"
+                )
+            if mutation.missed_required:
+                reasons.append(f"required mutant {', '.join(mutation.missed_required)} survived")
+        return reasons
 
 
 def mutant_sources(chapter: Chapter) -> dict[str, str]:

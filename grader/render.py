@@ -109,7 +109,8 @@ def render_diff(console: Console, diff: str) -> None:
 def render_check(console: Console, chapter: Chapter, report: CheckReport) -> None:
     course = report.course_tests
     console.print(
-        f"[bold]Course tests on your {chapter.implementation}[/]: {course.passed}/{course.total} passed"
+        f"[bold]Course tests on your {chapter.implementation}[/]: "
+        f"{course.passed}/{course.total} passed"
     )
     if course.problem:
         console.print(f"[red]✗[/] {escape(course.problem)}")
@@ -124,7 +125,8 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
 
     student = report.student_tests
     console.print(
-        f"\n[bold]Your tests[/] ({chapter.student_tests}): {'valid' if student.valid else '[red]not valid[/]'}"
+        f"\n[bold]Your tests[/] ({chapter.student_tests}): "
+        + ("valid" if student.valid else "[red]not valid[/]")
     )
     for problem in student.problems:
         console.print(f"[red]✗[/] {escape(problem)}")
@@ -159,19 +161,8 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
 
 def _verdict_line(report: CheckReport) -> str:
     if report.verdict == "pass":
-        return "[bold green]PASS[/]: your code passes the course tests and your tests catch the planted bugs"
-    reasons = []
-    if report.course_tests.passed != report.course_tests.total:
-        reasons.append("course tests failing")
-    if not report.student_tests.valid:
-        reasons.append("your tests are not valid")
-    mutation = report.mutation
-    if mutation is not None and not mutation.passed:
-        if mutation.score < mutation.threshold:
-            reasons.append(f"mutation score {mutation.score:.2f} below {mutation.threshold:.2f}")
-        if mutation.missed_required:
-            reasons.append(f"required mutant {', '.join(mutation.missed_required)} survived")
-    return f"[bold red]FAIL[/]: {'; '.join(reasons)}"
+        return "[bold green]PASS[/]: the course tests pass and your tests catch the planted bugs"
+    return f"[bold red]FAIL[/]: {'; '.join(report.fail_reasons())}"
 
 
 def render_batch(console: Console, result: BatchResult) -> None:

@@ -33,7 +33,7 @@ class Submission:
 
 
 def read_submission(chapter: Chapter, folder: Path) -> Submission:
-    """Read the implementation and the test file of ``folder``; problems are recorded, not raised."""
+    """Read the implementation and the tests in ``folder``; problems are recorded, not raised."""
     if not folder.exists():
         problem = f"the submission folder {folder} does not exist: run `grader start` to create it"
         return Submission(folder, None, None, problem, problem)

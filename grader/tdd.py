@@ -28,7 +28,7 @@ class TddResult:
 
 
 def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60.0) -> TddResult:
-    """Red: every required test fails on the stub. Green: every test passes on the student's code."""
+    """Red: each required test fails on the stub. Green: every test passes on the student code."""
     submission = read_submission(chapter, folder)
     if submission.tests is None:
         return TddResult(stage, {}, (submission.tests_problem or "no test file",))

@@ -80,7 +80,7 @@ EXPECTED: dict[str, Expected] = {
             COURSE_OK,
             VALID,
             FULL_SCORE,
-            "PASS: your code passes the course tests and your tests catch the planted bugs",
+            "PASS: the course tests pass and your tests catch the planted bugs",
         ),
     ),
     "weak": Expected(

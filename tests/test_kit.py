@@ -57,7 +57,11 @@ def reference_source(chapter: Chapter = CHAPTER) -> str:
 def test_catalog_names_the_chapter_as_the_spec_does() -> None:
     """Ids, counts and the grading rule carry over from the chapter unchanged."""
     assert CHAPTER.id == "ds.07"
-    assert [m.id for m in CHAPTER.mutants] == [f"s{i:02}" for i in range(1, 16)] + ["m01", "m02", "m03"]
+    assert [m.id for m in CHAPTER.mutants] == [f"s{i:02}" for i in range(1, 16)] + [
+        "m01",
+        "m02",
+        "m03",
+    ]
     assert len(CHAPTER.course_tests) == 11
     assert CHAPTER.threshold == 0.70 and CHAPTER.required == ("s11",)
     assert len(REQUIRED_NAMES) == 6
@@ -66,8 +70,11 @@ def test_catalog_names_the_chapter_as_the_spec_does() -> None:
         assert set(mutant.caught_by) <= set(COURSE_NAMES), mutant.id
 
 
-@pytest.mark.parametrize("patch", [m.patch for m in CHAPTER.mutants] + [w.patch for w in CHAPTER.wheats],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "patch",
+    [m.patch for m in CHAPTER.mutants] + [w.patch for w in CHAPTER.wheats],
+    ids=lambda p: p.stem,
+)
 def test_patch_applies_with_git_and_patch_as_well_as_the_kit(patch: Path, tmp_path: Path) -> None:
     """Each patch is a standard unified diff: ``git apply`` and ``patch -p1`` agree with the kit."""
     expected = apply_patch(reference_source(), patch)
@@ -102,12 +109,14 @@ def test_mutants_and_wheats_compile() -> None:
 def test_reference_passes_every_course_test(pool: WorkerPool) -> None:
     run = course_run(pool, reference_source())
     assert run.status == "completed", run.message
-    assert {name: run.outcome(name) for name in COURSE_NAMES} == dict.fromkeys(COURSE_NAMES, "passed")
+    assert {name: run.outcome(name) for name in COURSE_NAMES} == dict.fromkeys(
+        COURSE_NAMES, "passed"
+    )
 
 
 @pytest.mark.parametrize("wheat", CHAPTER.wheats, ids=lambda w: w.id)
 def test_wheat_passes_every_course_test(pool: WorkerPool, wheat: Wheat) -> None:
-    """Other correct implementations pass: the course tests pin behaviour, not incidental choices."""
+    """Other correct implementations pass: the course tests pin behaviour, not free choices."""
     run = course_run(pool, apply_patch(reference_source(), wheat.patch))
     assert run.all_passed, run.failing()
 
@@ -127,7 +136,9 @@ def test_mutant_is_caught_by_its_named_course_tests(pool: WorkerPool, mutant: Mu
     """The course tests the catalog names fail on the mutant, and so does the model-based test."""
     run = course_run(pool, mutant_sources(CHAPTER)[mutant.id])
     failing = set(run.failing())
-    assert set(mutant.caught_by) <= failing, f"{mutant.id} escaped {set(mutant.caught_by) - failing}"
+    assert set(mutant.caught_by) <= failing, (
+        f"{mutant.id} escaped {set(mutant.caught_by) - failing}"
+    )
     assert MODEL_BASED in failing, f"the model-based test misses {mutant.id}"
 
 

@@ -23,7 +23,6 @@ from grader.formats.wording import (
     mutant_name,
     mutant_outcome,
     student_tests_outcome,
-    verdict_reasons,
 )
 from grader.grading import CheckReport
 
@@ -119,7 +118,7 @@ def _mutation_output(report: CheckReport) -> str:
 def _summary(chapter: Chapter, report: CheckReport) -> str:
     points = grade(chapter, report)
     course = report.course_tests
-    verdict = "PASS" if report.verdict == "pass" else "FAIL: " + "; ".join(verdict_reasons(report))
+    verdict = "PASS" if report.verdict == "pass" else "FAIL: " + "; ".join(report.fail_reasons())
     lines = [
         f"{chapter.id}: {verdict}",
         f"Grade {points.points:g} of {points.scale:g}: course tests {points.course_points:g} of "

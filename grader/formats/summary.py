@@ -14,7 +14,7 @@ from pathlib import Path
 
 from grader.catalog import Chapter
 from grader.formats.points import grade
-from grader.formats.wording import NOT_MEASURED, mutant_outcome, verdict_reasons
+from grader.formats.wording import NOT_MEASURED, mutant_outcome
 from grader.grading import CheckReport
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
@@ -28,7 +28,7 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
     if report.verdict == "pass":
         heading = f"## ✅ {chapter.id}: PASS"
     else:
-        heading = f"## ❌ {chapter.id}: FAIL ({_cell('; '.join(verdict_reasons(report)))})"
+        heading = f"## ❌ {chapter.id}: FAIL ({_cell('; '.join(report.fail_reasons()))})"
     if mutation is None:
         score = "not measured: your tests are not valid"
     else:

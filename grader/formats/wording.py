@@ -65,19 +65,3 @@ def student_tests_outcome(chapter: Chapter, report: CheckReport) -> str:
     lines += [f"- missing required test {name}" for name in student.missing]
     lines += [f"- {problem}" for problem in student.problems]
     return "\n".join(lines)
-
-
-def verdict_reasons(report: CheckReport) -> list[str]:
-    """Why a report fails, one short reason each (empty for a pass), in the terminal's words."""
-    reasons = []
-    if report.course_tests.passed != report.course_tests.total:
-        reasons.append("course tests failing")
-    if not report.student_tests.valid:
-        reasons.append("your tests are not valid")
-    mutation = report.mutation
-    if mutation is not None and not mutation.passed:
-        if mutation.killed < mutation.threshold * mutation.total - 1e-9:
-            reasons.append(f"mutation score {mutation.score:.2f} below {mutation.threshold:.2f}")
-        if mutation.missed_required:
-            reasons.append(f"required mutant {', '.join(mutation.missed_required)} survived")
-    return reasons
