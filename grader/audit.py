@@ -303,7 +303,10 @@ def run_audit(
         shown = f"course_tests/{test_name}"
     else:
         suite, test_name = "submission", Path(chapter.student_tests).name
-        tests_text, shown = _student_tests(chapter, submission), str(submission / test_name)
+        tests_text, shown = (
+            _student_tests(chapter, submission),
+            str(submission / chapter.student_tests),
+        )
         if grade:
             planted = _planted(chapter, submission)
     source = chapter.reference.read_text(encoding="utf-8")

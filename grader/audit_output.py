@@ -236,7 +236,8 @@ def render_audit(console: Console, report: AuditReport) -> None:
     console.print(f"Kill rate {rate:.1%} ({report.detected}/{counted} counted): {breakdown}")
     aside = len(report.mutants) - counted
     if aside:
-        console.print(f"Set aside: {aside} mutants listed as equivalent, each with its reason")
+        mutants = "mutant" if aside == 1 else "mutants"
+        console.print(f"Set aside: {aside} {mutants} listed as equivalent, each with its reason")
     for whole in report.excluded:
         console.print(f"Not run: the mutants of {escape(whole.name)}: {escape(whole.reason)}")
     if report.planted is not None:

@@ -187,8 +187,9 @@ def check(
         mutation_started = time.monotonic()
         mutation = None
         if student.valid and submission.tests is not None:
-            mutation = _run_mutants(
-                chapter, submission.tests, mutants, student, limits, pool, threads, progress
+            limit = max(limits.mutant_floor, limits.mutant_factor * student.reference_seconds)
+            mutation = run_mutants(
+                chapter, submission.tests, mutants, limit, pool, threads, progress
             )
             if mutation.errors:
                 problems = tuple(m.message for m in mutation.errors)
@@ -262,7 +263,9 @@ def _validate(
         broken = tuple(v.describe(chapter.student_tests) for v in violations)
         return StudentTestsResult(False, broken, missing, tuple(tests), 0.0)
 
-    def job(implementation: str, reverse: bool = False, seed: int = 0) -> Future[RunResult]:
+    def job(
+        implementation: str, reverse: bool = False, seed: int = 0, outcomes_only: bool = False
+    ) -> Future[RunResult]:
         return threads.submit(
             pool.run,
             Job(
@@ -272,6 +275,7 @@ def _validate(
                 limits.student_tests,
                 reverse=reverse,
                 hash_seed=seed,
+                outcomes_only=outcomes_only,
             ),
         )
 
@@ -279,7 +283,7 @@ def _validate(
     first = job(reference)
     again = job(reference, reverse=True, seed=OTHER_HASH_SEED)
     wheats = {w.id: job(apply_patch(reference, w.patch)) for w in chapter.wheats}
-    stub = job(chapter.stub.read_text(encoding="utf-8"))
+    stub = job(chapter.stub.read_text(encoding="utf-8"), outcomes_only=True)
 
     problems: list[str] = []
     on_reference = first.result()
@@ -339,21 +343,21 @@ def _last_line(detail: str) -> str:
     return line if len(line) <= LINE_LIMIT else f"{line[:LINE_LIMIT]} [cut]"
 
 
-def _run_mutants(
+def run_mutants(
     chapter: Chapter,
     tests: str,
     sources: dict[str, str],
-    student: StudentTestsResult,
-    limits: Limits,
+    limit: float,
     pool: WorkerPool,
     threads: ThreadPoolExecutor,
-    progress: Progress | None,
+    progress: Progress | None = None,
 ) -> MutationResult:
-    """Phase 3: the student's tests against every planted mutant."""
-    limit = max(limits.mutant_floor, limits.mutant_factor * student.reference_seconds)
+    """Phase 3: the test file ``tests`` against every planted mutant, ``limit`` seconds each."""
     test_name = Path(chapter.student_tests).name
     futures = {
-        mutant.id: threads.submit(pool.run, Job(sources[mutant.id], test_name, tests, limit))
+        mutant.id: threads.submit(
+            pool.run, Job(sources[mutant.id], test_name, tests, limit, outcomes_only=True)
+        )
         for mutant in chapter.mutants
     }
     for done, _ in enumerate(as_completed(futures.values()), start=1):

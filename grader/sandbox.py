@@ -93,6 +93,9 @@ class Job:
     time_limit: float
     reverse: bool = False
     hash_seed: int = FIXED_HASH_SEED
+    outcomes_only: bool = False
+    """Only each test's pass or fail is wanted (mutant runs): pytest skips rewriting asserts
+    and formatting failures, which is most of a short run's cost."""
 
 
 def _without_addresses(text: str) -> str:
@@ -229,6 +232,7 @@ class _Zygote:
             "test_source": job.test_source,
             "time_limit": job.time_limit,
             "reverse": job.reverse,
+            "outcomes_only": job.outcomes_only,
         }
         try:
             stdin.write(json.dumps(message) + "\n")
