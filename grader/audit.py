@@ -286,8 +286,10 @@ def run_audit(
 
     ``functions`` restricts the audit to some functions (``RadixTree.insert``
     or ``insert``); ``jobs`` is mutmut's number of parallel runs (default:
-    the CPUs). For a submission, its test file must be valid (see ``check``),
-    and with ``grade`` the report carries the planted-mutant grade beside.
+    the CPUs). For a submission with ``grade`` (the default), ``check`` runs
+    first: its tests must be valid, and the report carries the planted-mutant
+    grade beside the generated mutants' kill rate. mutmut itself refuses tests
+    that fail on the reference.
     """
     started = time.monotonic()
     version = mutmut_version()

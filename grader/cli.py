@@ -42,6 +42,19 @@ from grader.tdd import run_tdd
 Command = Callable[[argparse.Namespace, Chapter, Console], int]
 
 
+def progress_bar() -> Progress:
+    """A progress bar on stderr, drawn only on a terminal and gone once done."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
+
+
 def cmd_start(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     render_start(console, chapter, start_submission(chapter, args.submission, force=args.force))
     return EXIT_PASS
@@ -68,15 +81,7 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     limits = Limits(
         course_tests=args.time_limit, student_tests=args.tests_time_limit or args.time_limit
     )
-    progress = Progress(
-        TextColumn("mutants"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    )
+    progress = progress_bar()
     with progress:
         task = progress.add_task("mutants", total=len(chapter.mutants))
         report = check(
@@ -95,15 +100,7 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 
 def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    )
+    progress = progress_bar()
     with progress:
         task = progress.add_task("audit", total=None)
         report = run_audit(
@@ -136,15 +133,7 @@ def _seconds(text: str) -> float:
 
 def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     limits = Limits(course_tests=args.time_limit, student_tests=args.time_limit)
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    )
+    progress = progress_bar()
     with progress:
         task = progress.add_task("submissions", total=len(args.folders))
         result = grade_batch(
