@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import io
 import json
 import os
@@ -57,9 +58,18 @@ PR_SET_CHILD_SUBREAPER = 36  # from <linux/prctl.h>
 SWEEP_ROUNDS = 200
 """How often the zygote looks again for processes a run left; each round kills all it finds."""
 
+UNUSED_PLUGINS = (
+    *("cacheprovider", "stepwise", "randomly", "unraisableexception", "threadexception"),
+    *("doctest", "junitxml", "pastebin", "legacypath", "tmpdir", "logging", "monkeypatch"),
+    *("recwarn", "faulthandler", "debugging", "setuponly", "setupplan", "python_path"),
+)
+"""pytest's plugins no graded test file needs; leaving them out halves a short run's cost
+(measured: 49 ms to 22 ms for the model answer), and the fixtures they bring are refused
+by the static check anyway."""
+
 PYTEST_ARGS = (
     *("-c", "pytest.ini", "--rootdir", ".", "--noconftest", "--import-mode=importlib"),
-    *("-p", "no:cacheprovider", "-p", "no:stepwise", "-p", "no:randomly"),
+    *(arg for plugin in UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}")),
     *("--tb=short", "-q", "-W", "ignore"),
 )
 """Run from the run's folder: only the named file is collected, under the grader's own config."""
@@ -74,6 +84,7 @@ def serve(scratch: Path) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _become_subreaper()
     _warm_up(scratch)
+    gc.freeze()  # what the zygote holds is never collected: forks neither scan nor copy it
     try:
         for line in sys.stdin:
             job = json.loads(line)
