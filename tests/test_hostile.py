@@ -718,6 +718,45 @@ def test_two_checks_at_once_on_one_submission_do_not_interfere(
     assert snapshot(folder) == before
 
 
+def test_two_grader_processes_at_once_agree_and_change_neither_kit_nor_submission(
+    tmp_path: Path,
+) -> None:
+    """Two ``grader check`` commands on one submission at once, as two terminals would run them.
+
+    Both pass with the same report, timings aside; no file of the kit or of the
+    submission changes, and their scratch folders are gone afterwards.
+    """
+    folder = six_required_tests(tmp_path / "submission")
+
+    def kit() -> dict[str, str]:
+        """The kit's content and code; bytecode caches, which Python itself writes, aside."""
+        content = ("reference", "student", "course_tests", "mutants", "wheats", "grader")
+        files = {k: v for name in content for k, v in snapshot(KIT / name).items()}
+        return {k: v for k, v in files.items() if "__pycache__" not in k}
+
+    kit_before = kit()
+    submission_before = snapshot(folder)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    reports = [tmp_path / f"report-{n}.json" for n in (1, 2)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "grader", "check", "--submission", folder, "--json", report],
+            env={**os.environ, "TMPDIR": str(scratch)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for report in reports
+    ]
+    assert [process.wait(timeout=120) for process in processes] == [0, 0]
+    first, second = (json.loads(report.read_text(encoding="utf-8")) for report in reports)
+    del first["timings"], second["timings"]
+    assert first == second and first["verdict"] == "pass"
+    assert kit() == kit_before
+    assert snapshot(folder) == submission_before
+    assert list(scratch.iterdir()) == []
+
+
 def test_ctrl_c_leaves_no_file_no_process_and_an_unchanged_submission(tmp_path: Path) -> None:
     """SIGINT while runs are in flight: exit 130, one line, nothing left, nothing changed."""
     folder = six_required_tests(tmp_path / "submission")
