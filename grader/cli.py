@@ -332,10 +332,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chapter_first(argv: list[str]) -> list[str]:
+    """Let ``grader tdd ds.07 red`` mean ``grader tdd red ds.07``, as other commands take the
+    chapter id first."""
+    if "tdd" in argv:
+        at = argv.index("tdd") + 1
+        if len(argv) > at + 1 and argv[at] in CHAPTERS and argv[at + 1] in ("red", "green"):
+            argv = [*argv[:at], argv[at + 1], argv[at], *argv[at + 2 :]]
+    return argv
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_chapter_first(list(sys.argv[1:] if argv is None else argv)))
     except SystemExit as exit_:
         return int(exit_.code or 0)
     console = Console()

@@ -276,6 +276,9 @@ def test_tdd_with_the_model_answer(capsys: pytest.CaptureFixture[str], tmp_path:
     code, out, _ = run(capsys, "tdd", "green", "--submission", str(folder))
     assert (code, lines_of(out)[-1]) == (EXIT_PASS, "tdd green: every test passes.")
     assert all(line.endswith(": passed") for line in lines_of(out)[:-1])
+    # The chapter id may come first, as in `grader check ds.07`.
+    code, out, _ = run(capsys, "tdd", "ds.07", "green", "--submission", str(folder))
+    assert (code, lines_of(out)[-1]) == (EXIT_PASS, "tdd green: every test passes.")
 
 
 # ----------------------------------------------------------------------
