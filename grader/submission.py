@@ -79,7 +79,9 @@ def read_text_inside(folder: Path, path: Path) -> str:
     except OSError as error:
         raise SubmissionProblem(f"{shown} cannot be read: {error.strerror}") from error
     if not text.strip():
-        raise SubmissionProblem(f"{shown} is empty: write your code in it (see `grader start`)")
+        raise SubmissionProblem(
+            f"{shown} is empty: fill it in (`grader start` gives a starting point)"
+        )
     return text
 
 
