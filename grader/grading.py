@@ -363,11 +363,16 @@ def run_mutants(
     for done, _ in enumerate(as_completed(futures.values()), start=1):
         if progress is not None:
             progress("mutants", done, len(futures))
-    results = tuple(_mutant_result(m, futures[m.id].result()) for m in chapter.mutants)
+    results = tuple(
+        _mutant_result(m, futures[m.id].result(), chapter.show_mutant_titles)
+        for m in chapter.mutants
+    )
     return MutationResult(chapter.threshold, chapter.required, results)
 
 
-def _mutant_result(mutant: Mutant, run: RunResult) -> MutantResult:
+def _mutant_result(mutant: Mutant, run: RunResult, show_title: bool) -> MutantResult:
+    """The mutant's status; its title only where the chapter shows titles to students."""
+    title = mutant.title if show_title else ""
     killers = tuple(run.failing())
     if run.status in ("crashed", "collection_error"):
         what = run.message if run.status == "crashed" else f"collection failed: {run.message}"
@@ -375,9 +380,9 @@ def _mutant_result(mutant: Mutant, run: RunResult) -> MutantResult:
             f"on mutant {mutant.id} {what}: a run that does not report every test "
             "is an error, not a kill"
         )
-        return MutantResult(mutant.id, mutant.title, "error", (), message)
+        return MutantResult(mutant.id, title, "error", (), message)
     if run.status == "timeout":
-        return MutantResult(mutant.id, mutant.title, "timeout", killers)
+        return MutantResult(mutant.id, title, "timeout", killers)
     if killers:
-        return MutantResult(mutant.id, mutant.title, "killed", killers)
-    return MutantResult(mutant.id, mutant.title, "survived", ())
+        return MutantResult(mutant.id, title, "killed", killers)
+    return MutantResult(mutant.id, title, "survived", ())

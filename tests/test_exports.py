@@ -234,11 +234,22 @@ def test_the_option_hides_titles_on_the_command_line(
     reused_runs.install(monkeypatch)
     folder = make_submission(tmp_path, "misses_s11")
     out = tmp_path / "results.json"
-    arguments = ["check", "--submission", str(folder), "--gradescope", str(out)]
+    report = tmp_path / "report.json"
+    arguments = [
+        "check",
+        "--submission",
+        str(folder),
+        "--gradescope",
+        str(out),
+        "--json",
+        str(report),
+    ]
     assert grader.cli.main([*arguments, "--mutant-titles", "hide"]) == 1
-    assert CHAPTER.mutant("s11").title not in out.read_text(encoding="utf-8")
+    for written in (out, report):
+        assert CHAPTER.mutant("s11").title not in written.read_text(encoding="utf-8")
     assert grader.cli.main(arguments) == 1
-    assert CHAPTER.mutant("s11").title in out.read_text(encoding="utf-8")
+    for written in (out, report):
+        assert CHAPTER.mutant("s11").title in written.read_text(encoding="utf-8")
 
 
 # ----------------------------------------------------------------------
