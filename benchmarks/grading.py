@@ -54,19 +54,14 @@ def grader_check_seconds() -> float:
     )
 
 
+def pytest_command(*arguments: str | Path) -> list[str]:
+    """A plain ``pytest`` in a fresh interpreter, as a student would type it."""
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *map(str, arguments)]
+
+
 def floor_seconds() -> float:
     chapter = load_chapter()
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        str(chapter.course_test_file),
-        str(chapter.model_tests),
-    ]
-    return timed_process(command, KIT)
+    return timed_process(pytest_command(chapter.course_test_file, chapter.model_tests), KIT)
 
 
 def naive_loop_seconds() -> float:
@@ -76,17 +71,7 @@ def naive_loop_seconds() -> float:
         with tempfile.TemporaryDirectory() as folder:
             Path(folder, "radix.py").write_text(source)
             env = dict(os.environ, PYTHONPATH=folder)
-            command = [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--rootdir",
-                folder,
-                str(chapter.model_tests),
-            ]
+            command = pytest_command("--rootdir", folder, chapter.model_tests)
             subprocess.run(command, cwd=folder, env=env, check=False, capture_output=True)
     return time.perf_counter() - started
 
