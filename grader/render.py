@@ -136,16 +136,18 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     mutation = report.mutation
     if mutation is not None:
         table = Table(title="Planted mutants")
-        for column in ("mutant", "status", "killed by", "hint"):
-            table.add_column(column)
+        table.add_column("mutant")
+        table.add_column("status")
+        table.add_column("killed by", overflow="fold")
         for mutant in mutation.mutants:
-            hint = (
-                mutant.title if mutant.status == "survived" and chapter.show_mutant_titles else ""
-            )
-            table.add_row(
-                mutant.id, _styled(mutant.status), ", ".join(mutant.killed_by), escape(hint)
-            )
+            table.add_row(mutant.id, _styled(mutant.status), "\n".join(mutant.killed_by))
         console.print(table)
+        survivors = [m for m in mutation.mutants if m.status == "survived"]
+        if survivors and chapter.show_mutant_titles:
+            console.print("What your tests miss (each survivor's planted bug):")
+            for mutant in survivors:
+                flag = " [bold](required)[/]" if mutant.id in mutation.required else ""
+                console.print(f"  {mutant.id}{flag}: {escape(mutant.title)}")
         required = ", ".join(
             f"{m} {'[red]survived[/]' if m in mutation.missed_required else '[green]killed[/]'}"
             for m in mutation.required
