@@ -108,6 +108,8 @@ EXPECTED: dict[str, Expected] = {
         lines=(
             COURSE_OK,
             VALID,
+            "What your tests miss (each survivor's planted bug):",
+            "  s11 (required): a locked leaf stays on the eviction list",
             "Mutation score 0.94 (17/18), threshold 0.70; required: s11 survived",
             "FAIL: required mutant s11 survived",
         ),
