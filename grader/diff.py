@@ -7,7 +7,8 @@ from pathlib import Path
 
 from grader.catalog import Chapter
 from grader.errors import EXIT_FAIL, GraderError
-from grader.sandbox import Job, WorkerPool
+from grader.grading import course_tests_job
+from grader.sandbox import WorkerPool
 from grader.submission import read_submission
 
 
@@ -21,14 +22,7 @@ def diff_against_reference(chapter: Chapter, folder: Path, time_limit: float = 1
     if submission.implementation is None:
         raise GraderError(submission.implementation_problem or "no implementation", EXIT_FAIL)
     with WorkerPool(workers=1) as pool:
-        run = pool.run(
-            Job(
-                submission.implementation,
-                chapter.course_test_file.name,
-                chapter.course_test_file.read_text(encoding="utf-8"),
-                time_limit,
-            )
-        )
+        run = pool.run(course_tests_job(chapter, submission.implementation, time_limit))
     names = [test.name for test in chapter.course_tests]
     failing = [name for name in names if run.outcome(name) != "passed"]
     if failing:

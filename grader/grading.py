@@ -24,7 +24,14 @@ from typing import Literal
 
 from grader.catalog import Chapter, Mutant
 from grader.patching import apply_patch
-from grader.sandbox import OTHER_HASH_SEED, Job, RunResult, TestStatus, WorkerPool
+from grader.sandbox import (
+    OTHER_HASH_SEED,
+    Job,
+    RunResult,
+    TestStatus,
+    WorkerPool,
+    status_phrase,
+)
 from grader.static_check import check_test_source
 from grader.submission import Submission, read_submission
 
@@ -155,6 +162,12 @@ class CheckReport:
         return reasons
 
 
+def course_tests_job(chapter: Chapter, implementation: str, time_limit: float) -> Job:
+    """The run of the course tests against ``implementation``."""
+    test_file = chapter.course_test_file
+    return Job(implementation, test_file.name, test_file.read_text(encoding="utf-8"), time_limit)
+
+
 def mutant_sources(chapter: Chapter) -> dict[str, str]:
     """Each mutant's full source, patched in memory from the reference."""
     reference = chapter.reference.read_text(encoding="utf-8")
@@ -215,12 +228,7 @@ def _start_course_tests(
 ) -> Future[RunResult] | None:
     if submission.implementation is None:
         return None
-    job = Job(
-        implementation=submission.implementation,
-        test_name=chapter.course_test_file.name,
-        test_source=chapter.course_test_file.read_text(encoding="utf-8"),
-        time_limit=limits.course_tests,
-    )
+    job = course_tests_job(chapter, submission.implementation, limits.course_tests)
     return threads.submit(pool.run, job)
 
 
@@ -327,7 +335,7 @@ def _problems_on_correct(run: RunResult, what: str, filename: str) -> list[str]:
         status = run.outcome(name)
         if status != "passed":
             detail = _last_line(run.detail(name))
-            verb = {"failed": "fails", "error": "fails with an error"}.get(status, f"is {status}")
+            verb = status_phrase(status)
             problems.append(f"{name} {verb} on {what}, which is correct: {detail}")
     if run.status == "crashed":
         problems.append(f"on {what} {run.message}: tests must not end the process")

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, Any, Literal
@@ -96,6 +96,11 @@ class Job:
     outcomes_only: bool = False
     """Only each test's pass or fail is wanted (mutant runs): pytest skips rewriting asserts
     and formatting failures, which is most of a short run's cost."""
+
+
+def status_phrase(status: TestStatus) -> str:
+    """How a message says what a test did: ``fails``, ``fails with an error``, ``is skipped``."""
+    return {"failed": "fails", "error": "fails with an error"}.get(status, f"is {status}")
 
 
 def _without_addresses(text: str) -> str:
@@ -226,14 +231,7 @@ class _Zygote:
     def run(self, job: Job, closed: threading.Event) -> RunResult:
         """Run ``job``; a worker that dies under it gives a crashed run, or stops the grading."""
         stdin, stdout = self._pipes()
-        message = {
-            "implementation": job.implementation,
-            "test_name": job.test_name,
-            "test_source": job.test_source,
-            "time_limit": job.time_limit,
-            "reverse": job.reverse,
-            "outcomes_only": job.outcomes_only,
-        }
+        message = {k: v for k, v in asdict(job).items() if k != "hash_seed"}  # seed: the worker's
         try:
             stdin.write(json.dumps(message) + "\n")
             stdin.flush()

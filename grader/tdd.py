@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter
-from grader.sandbox import Job, TestStatus, WorkerPool
+from grader.sandbox import Job, TestStatus, WorkerPool, status_phrase
 from grader.static_check import check_test_source
 from grader.submission import read_submission
 
@@ -61,7 +61,7 @@ def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60
         ]
     else:
         problems += [
-            f"{name} is {status} on your radix.py"
+            f"{name} {status_phrase(status)} on your radix.py"
             for name, status in outcomes.items()
             if status != "passed"
         ]

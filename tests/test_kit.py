@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import Chapter, Mutant, Wheat, load_chapter
-from grader.grading import mutant_sources
+from grader.grading import course_tests_job, mutant_sources
 from grader.patching import apply_patch
 from grader.sandbox import Job, RunResult, WorkerPool
 
@@ -37,8 +37,7 @@ def pool() -> Iterator[WorkerPool]:
 
 
 def course_run(pool: WorkerPool, implementation: str) -> RunResult:
-    test_file = CHAPTER.course_test_file
-    return pool.run(Job(implementation, test_file.name, test_file.read_text(), time_limit=120))
+    return pool.run(course_tests_job(CHAPTER, implementation, time_limit=120))
 
 
 def model_answer_run(pool: WorkerPool, implementation: str) -> RunResult:
