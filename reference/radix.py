@@ -250,22 +250,20 @@ class RadixTree(Generic[V]):
             child = self._children[node].get(key[matched : matched + g])
             if child is None:
                 break
-            runs = self._matching_runs(self._label[child], key, matched)
-            inside_edge = runs * g < len(self._label[child])
-            if inside_edge:
-                child = self._split(child, runs)
-            node = child
-            matched += runs * g
-            path.append(node)
-            self._touch(node)
-            if inside_edge:
+            label = self._label[child]
+            if key[matched : matched + len(label)] != label:  # the match ends inside this edge
+                runs = self._matching_runs(label, key, matched)
+                path.append(self._split(child, runs))
+                matched += runs * g
                 break
+            node = child
+            matched += len(label)
+            path.append(node)
+        self._touch(path)
         return matched, path
 
     def _matching_runs(self, label: Key, key: Key, start: int) -> int:
         """How many whole granules of ``label`` equal ``key`` from ``start`` on."""
-        if key[start : start + len(label)] == label:
-            return len(label) // self._granule
         g = self._granule
         runs = 0
         for offset in range(0, len(label), g):
@@ -341,12 +339,16 @@ class RadixTree(Generic[V]):
     # ------------------------------------------------------------------
     # The LRU ring: each helper keeps invariant 4 for one node.
 
-    def _touch(self, node: NodeId) -> None:
-        """Stamp ``node`` with the clock; if it is listed, it becomes the newest leaf."""
-        self._stamp[node] = self._clock
-        if self._locks[node] == 0 and self._is_leaf(node):
-            self._unlink(node)
-            self._link_newest(node)
+    def _touch(self, path: list[NodeId]) -> None:
+        """Stamp the nodes of ``path`` with the clock; a listed leaf at its end becomes the newest.
+
+        Only the last node of a path can be a leaf: each other one has the next as a child.
+        """
+        for node in path:
+            self._stamp[node] = self._clock
+        if path and self._locks[path[-1]] == 0 and self._is_leaf(path[-1]):
+            self._unlink(path[-1])
+            self._link_newest(path[-1])
 
     def _unlink(self, node: NodeId) -> None:
         """Take ``node`` out of the ring."""
@@ -365,11 +367,21 @@ class RadixTree(Generic[V]):
         self._link_after(self._prev[ROOT], node)
 
     def _link_by_stamp(self, node: NodeId) -> None:
-        """Put ``node`` where its stamp belongs, searching from the newest end."""
-        anchor = self._prev[ROOT]
-        while anchor != ROOT and self._stamp[anchor] > self._stamp[node]:
-            anchor = self._prev[anchor]
-        self._link_after(anchor, node)
+        """Put ``node`` where its stamp belongs, searching from both ends of the ring at once.
+
+        A parent relisted by ``evict`` belongs near the oldest end, a leaf released by
+        ``unlock`` usually near the newest: the search costs the shorter of the two walks.
+        """
+        stamp = self._stamp[node]
+        older, newer = self._next[ROOT], self._prev[ROOT]
+        while True:
+            if older == ROOT or self._stamp[older] > stamp:
+                self._link_after(self._prev[older], node)
+                return
+            if self._stamp[newer] < stamp:
+                self._link_after(newer, node)
+                return
+            older, newer = self._next[older], self._prev[newer]
 
     # ------------------------------------------------------------------
     # Small queries.

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from grader import cli, mutmut_driver
+from grader import cli
 from grader.audit import (
     AuditReport,
     EquivalentMutant,
@@ -284,7 +284,7 @@ def test_an_unknown_function_is_refused(fixture_chapter: Chapter) -> None:
 def test_without_mutmut_the_audit_says_how_to_install_it(
     fixture_chapter: Chapter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mutmut_driver.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(GraderError, match=r"pip install 'ds07-grader\[audit\]'"):
         run_audit(fixture_chapter)
 

@@ -130,7 +130,7 @@ def without_static_check(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def lay_out(case: dict[str, Any], tmp_path: Path) -> Path:
     """The case's submission folder, as the catalogue describes it, under ``tmp_path``."""
-    folder = tmp_path / case["name"]
+    folder: Path = tmp_path / case["name"]
     setup = case.get("setup", "")
     if setup == "path_missing":
         return folder

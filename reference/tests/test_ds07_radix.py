@@ -260,6 +260,22 @@ def test_a_split_below_a_lock_keeps_it_pinned() -> None:
     assert tree.is_empty()
 
 
+def test_an_unlocked_leaf_rejoins_by_its_stamp() -> None:
+    """A leaf whose last lock is released goes back to the place its last use gives it.
+
+    Pins the place for a leaf used before some listed leaves and after others,
+    for the most recently used leaf and for the least recently used one.
+    """
+    tree = RadixTree[str](1)
+    a, b, c, d = (tree.insert([token], [str(token)])[0] for token in (1, 2, 3, 4))
+    assert tree.lru_order() == [a, b, c, d]
+    for leaf in (b, c, d, a):
+        tree.lock(leaf)
+        assert leaf not in tree.lru_order()
+        tree.unlock(leaf)
+        assert tree.lru_order() == [a, b, c, d]
+
+
 def test_unlock_without_a_lock_raises() -> None:
     """Unlocking a node that holds no lock raises RuntimeError and changes nothing.
 
