@@ -146,9 +146,7 @@ def row_of(chapter: Chapter, name: str, report: CheckReport, path: str) -> Batch
         mutation_score=mutation.score if mutation else None,
         killed=mutation.killed if mutation else None,
         mutants=mutation.total if mutation else None,
-        survivors=tuple(m.id for m in mutation.mutants if m.status == "survived")
-        if mutation
-        else (),
+        survivors=tuple(m.id for m in mutation.survivors) if mutation else (),
         problem=problem_of(report),
         report=path,
     )

@@ -108,9 +108,17 @@ class MutationResult:
         return round(self.killed / self.total, 4) if self.total else 0.0
 
     @property
+    def survivors(self) -> tuple[MutantResult, ...]:
+        return tuple(m for m in self.mutants if m.status == "survived")
+
+    @property
     def missed_required(self) -> tuple[str, ...]:
-        survived = {m.id for m in self.mutants if m.status == "survived"}
+        survived = {m.id for m in self.survivors}
         return tuple(m for m in self.required if m in survived)
+
+    def status(self, mutant_id: str) -> MutantStatus:
+        """The status of the mutant ``mutant_id``."""
+        return next(m.status for m in self.mutants if m.id == mutant_id)
 
     @property
     def errors(self) -> tuple[MutantResult, ...]:

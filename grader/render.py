@@ -142,16 +142,13 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
         for mutant in mutation.mutants:
             table.add_row(mutant.id, _styled(mutant.status), "\n".join(mutant.killed_by))
         console.print(table)
-        survivors = [m for m in mutation.mutants if m.status == "survived"]
+        survivors = mutation.survivors
         if survivors and chapter.show_mutant_titles:
             console.print("What your tests miss (each survivor's planted bug):")
             for mutant in survivors:
                 flag = " [bold](required)[/]" if mutant.id in mutation.required else ""
                 console.print(f"  {mutant.id}{flag}: {escape(mutant.title)}")
-        required = ", ".join(
-            f"{m} {'[red]survived[/]' if m in mutation.missed_required else '[green]killed[/]'}"
-            for m in mutation.required
-        )
+        required = ", ".join(f"{m} {_styled(mutation.status(m))}" for m in mutation.required)
         console.print(
             f"Mutation score {mutation.score:.2f} ({mutation.killed}/{mutation.total}), "
             f"threshold {mutation.threshold:.2f}; required: {required}"

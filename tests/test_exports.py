@@ -297,6 +297,49 @@ def test_junit_escapes_what_xml_cannot_hold(examples: dict[str, CheckReport]) ->
     assert "\\x1b[31m" in text and "\\x00" in text
 
 
+def errored_on_s11(report: CheckReport) -> CheckReport:
+    """``report`` as ``check`` makes it when the run on s11 ends early (see tests/hostile):
+    s11 an error, not a kill, and the tests not valid."""
+    assert report.mutation is not None
+    message = (
+        "on mutant s11 the test process ended early (exit status 0) while running "
+        "test_x: a run that does not report every test is an error, not a kill"
+    )
+    mutants = tuple(
+        dataclasses.replace(m, status="error", killed_by=(), message=message)
+        if m.id == "s11"
+        else m
+        for m in report.mutation.mutants
+    )
+    student = dataclasses.replace(report.student_tests, valid=False, problems=(message,))
+    mutation = dataclasses.replace(report.mutation, mutants=mutants)
+    return dataclasses.replace(report, student_tests=student, mutation=mutation)
+
+
+def test_a_mutant_run_that_errors_counts_in_no_format(written: Written) -> None:
+    """Not a kill, not a survivor: every format says so, and the tests earn no mutation points."""
+    report = errored_on_s11(written.report)
+    assert report.verdict == "fail"
+    assert grade(CHAPTER, report).mutation_points == 0
+
+    results = gradescope_results(CHAPTER, report)
+    jsonschema.validate(results, load_schema("gradescope-results.schema.json"))
+    s11 = next(t for t in results["tests"] if t["name"].startswith("Planted mutant s11"))
+    assert s11["status"] == "failed"
+    assert s11["output"].startswith("Not counted: on mutant s11 the test process ended early")
+
+    suites = list(junitparser.JUnitXml.fromstring(report_to_junit(CHAPTER, report).encode()))
+    case = next(c for c in suites[2] if c.name.startswith("s11"))
+    assert isinstance(case.result[0], junitparser.Error)
+
+    data = mutation_report(CHAPTER, report)
+    jsonschema.Draft7Validator(load_schema("mutation-testing-report-schema.json")).validate(data)
+    statuses = {m["id"]: m["status"] for m in data["files"]["radix.py"]["mutants"]}
+    assert statuses["s11"] == "RuntimeError" and statuses["s02"] == "Killed"
+
+    assert "| required mutants | s11 **error** |" in report_to_markdown(CHAPTER, report)
+
+
 # ----------------------------------------------------------------------
 # The mutation testing report and its page
 

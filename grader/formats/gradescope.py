@@ -70,7 +70,7 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
         rows = [
             (
                 mutant_name(chapter, m),
-                "failed" if m.status == "survived" else "passed",
+                "passed" if m.status in ("killed", "timeout") else "failed",
                 mutant_outcome(chapter, m),
             )
             for m in report.mutation.mutants

@@ -3,8 +3,9 @@
 Three suites: the course tests (one case each: a ``failure`` when it failed,
 an ``error`` when it errored, timed out, was skipped or never ran), the
 student's test file (one case: valid or not, with every problem), and the
-planted mutants (one case each: a ``failure`` when it survived, ``skipped``
-when the student's tests were not valid enough to run them). Case names are
+planted mutants (one case each: a ``failure`` when it survived, an ``error``
+when the run on it did not report every test, ``skipped`` when the student's
+tests were not valid enough to run them). Case names are
 stable; timings appear only on the suites, the one part that varies run to run.
 """
 
@@ -111,6 +112,8 @@ def _mutant_suite(chapter: Chapter, report: CheckReport) -> _Suite:
         text = mutant_outcome(chapter, mutant)
         if mutant.status == "survived":
             suite.cases.append(_Case(name, "failure", "survived", "survived", text))
+        elif mutant.status == "error":
+            suite.cases.append(_Case(name, "error", "not counted", "error", text))
         else:
             suite.cases.append(_Case(name, text=text))
     return suite

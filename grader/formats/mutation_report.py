@@ -27,10 +27,11 @@ from grader.formats.wording import NOT_MEASURED
 from grader.grading import CheckReport, MutantStatus, mutant_sources
 
 SCHEMA_VERSION = "2"
-STATUS: dict[MutantStatus, Literal["Killed", "Survived", "Timeout"]] = {
+STATUS: dict[MutantStatus, Literal["Killed", "Survived", "Timeout", "RuntimeError"]] = {
     "killed": "Killed",
     "survived": "Survived",
     "timeout": "Timeout",
+    "error": "RuntimeError",
 }
 """The grader's mutant statuses in the report format's words."""
 

@@ -69,9 +69,18 @@ def grade(chapter: Chapter, report: CheckReport) -> Grade:
         scale=chapter.grade_scale,
         course_points=round(course_max * course_fraction, 2),
         course_max=round(course_max, 2),
-        mutation_points=round(mutation_max * mutation_credit(report.mutation), 2),
+        mutation_points=round(mutation_max * mutation_credit(_trusted(report)), 2),
         mutation_max=round(mutation_max, 2),
     )
+
+
+def _trusted(report: CheckReport) -> MutationResult | None:
+    """The mutation result, when the tests that produced it are valid; their kills count only then.
+
+    A run that errors on a mutant leaves the result in the report (to show which) but
+    makes the tests invalid.
+    """
+    return report.mutation if report.student_tests.valid else None
 
 
 def course_test_points(chapter: Chapter) -> float:

@@ -15,7 +15,7 @@ from pathlib import Path
 from grader.catalog import Chapter
 from grader.formats.points import grade
 from grader.formats.wording import NOT_MEASURED, mutant_outcome
-from grader.grading import CheckReport
+from grader.grading import CheckReport, MutantStatus
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 
@@ -48,10 +48,7 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
         f"| mutation score | {score} |",
     ]
     if mutation is not None and mutation.required:
-        required = ", ".join(
-            f"{m} {'**survived**' if m in mutation.missed_required else 'killed'}"
-            for m in mutation.required
-        )
+        required = ", ".join(_required_status(m, mutation.status(m)) for m in mutation.required)
         lines.append(f"| required mutants | {required} |")
     failing = [name for name, status in course.results.items() if status != "passed"]
     if failing:
@@ -65,7 +62,7 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
         lines += ["", "### Problems with your tests", ""]
         lines += [f"- {_cell(problem)}" for problem in problems]
         lines += ["", NOT_MEASURED] if mutation is None else []
-    survivors = [m for m in mutation.mutants if m.status == "survived"] if mutation else []
+    survivors = mutation.survivors if mutation else ()
     if survivors:
         lines += ["", "### Surviving mutants", "", "| mutant | what it means |", "| --- | --- |"]
         lines += [f"| {m.id} | {_cell(mutant_outcome(chapter, m))} |" for m in survivors]
@@ -87,6 +84,12 @@ def append_step_summary(
     with path.open("a", encoding="utf-8") as stream:
         stream.write(report_to_markdown(chapter, report))
     return path
+
+
+def _required_status(mutant_id: str, status: MutantStatus) -> str:
+    """``s11 killed``; a status that fails the verdict in bold."""
+    shown = f"**{status}**" if status in ("survived", "error") else status
+    return f"{mutant_id} {shown}"
 
 
 def _cell(text: str) -> str:

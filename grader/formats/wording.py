@@ -26,6 +26,8 @@ def mutant_outcome(chapter: Chapter, mutant: MutantResult) -> str:
     if mutant.status == "killed":
         killers = ", ".join(mutant.killed_by) or "your test run, which crashed on it"
         return f"Killed by {killers}."
+    if mutant.status == "error":
+        return f"Not counted: {mutant.message}. Make every test report an outcome."
     if mutant.status == "timeout":
         return (
             "Killed: your tests ran past the time limit on this mutant, "
