@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 
 from grader.audit import SCHEMA_VERSION, AuditReport, GeneratedMutant
+from grader.formats.mutation_report import mutation_report_json, shared_start
 from grader.mutmut_driver import AuditStatus
 
 
@@ -133,7 +134,7 @@ def audit_mutation_report(report: AuditReport) -> dict[str, Any]:
 
 
 def audit_mutation_report_json(report: AuditReport) -> str:
-    return json.dumps(audit_mutation_report(report), indent=2, ensure_ascii=False) + "\n"
+    return mutation_report_json(audit_mutation_report(report))
 
 
 TOKEN = re.compile(
@@ -152,8 +153,8 @@ def _span(mutant: GeneratedMutant, lines: list[str]) -> tuple[str, str, dict[str
     if len(removed) == 1 and len(added) == 1 and text.strip() == removed[0]:
         old = [t.group() for t in TOKEN.finditer(removed[0])]
         new = [t.group() for t in TOKEN.finditer(added[0])]
-        prefix = _common(old, new)
-        suffix = _common(old[prefix:][::-1], new[prefix:][::-1])
+        prefix = shared_start(old, new)
+        suffix = shared_start(old[prefix:][::-1], new[prefix:][::-1])
         before, after = (
             "".join(old[prefix : len(old) - suffix]),
             "".join(new[prefix : len(new) - suffix]),
@@ -170,13 +171,6 @@ def _span(mutant: GeneratedMutant, lines: list[str]) -> tuple[str, str, dict[str
         "end": {"line": last, "column": len(lines[last - 1]) + 1},
     }
     return "\n".join(removed), "\n".join(added), location
-
-
-def _common(a: list[str], b: list[str]) -> int:
-    """How many tokens ``a`` and ``b`` share at their start."""
-    return next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
 
 
 def _mutator_name(old: str, new: str) -> str:

@@ -41,9 +41,9 @@ from grader.formats.gradescope import gradescope_results
 from grader.formats.html import mutation_report_html
 from grader.formats.junit import report_to_junit
 from grader.formats.mutation_report import change_between, mutation_report
-from grader.formats.points import grade, kills_needed
+from grader.formats.points import grade
 from grader.formats.summary import append_step_summary, report_to_markdown
-from grader.grading import CheckReport, Limits, check, mutant_sources
+from grader.grading import CheckReport, Limits, check, kills_needed, mutant_sources
 
 CHAPTER = load_chapter()
 SCHEMAS = Path(grader.cli.__file__).resolve().parent / "schemas"

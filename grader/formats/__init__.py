@@ -51,9 +51,11 @@ def write_reports(chapter: Chapter, report: CheckReport, files: ReportFiles) -> 
         write_atomically(files.gradescope, gradescope_json(chapter, report))
     if files.junit is not None:
         write_atomically(files.junit, report_to_junit(chapter, report))
+    if files.mutation_report is None and files.html is None:
+        return
+    data = mutation_report(chapter, report)  # one report for both: it patches every mutant
     if files.mutation_report is not None:
-        write_atomically(files.mutation_report, mutation_report_json(chapter, report))
+        write_atomically(files.mutation_report, mutation_report_json(data))
     if files.html is not None:
-        title = f"{chapter.id} mutation report"
-        page = mutation_report_html(mutation_report(chapter, report), title)
+        page = mutation_report_html(data, f"{chapter.id} mutation report")
         write_atomically(files.html, page)

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.formats.points import course_test_points, grade, kills_needed
+from grader.formats.points import Grade, course_test_points, grade
 from grader.formats.wording import (
     NOT_MEASURED,
     course_test_outcome,
@@ -86,7 +86,7 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
         )
     return {
         "score": points.points,
-        "output": _summary(chapter, report),
+        "output": _summary(chapter, report, points),
         "visibility": VISIBLE,
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -101,7 +101,7 @@ def _mutation_output(report: CheckReport) -> str:
     mutation = report.mutation
     if mutation is None:
         return NOT_MEASURED
-    needed = kills_needed(mutation.threshold, mutation.total)
+    needed = mutation.needed
     text = (
         f"Your tests killed {mutation.killed} of {mutation.total} planted mutants "
         f"(score {mutation.score:.2f}); the threshold {mutation.threshold:.2f} asks for "
@@ -115,8 +115,7 @@ def _mutation_output(report: CheckReport) -> str:
     return text
 
 
-def _summary(chapter: Chapter, report: CheckReport) -> str:
-    points = grade(chapter, report)
+def _summary(chapter: Chapter, report: CheckReport, points: Grade) -> str:
     course = report.course_tests
     verdict = "PASS" if report.verdict == "pass" else "FAIL: " + "; ".join(report.fail_reasons())
     lines = [

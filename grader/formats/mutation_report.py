@@ -51,6 +51,13 @@ class Change:
         }
 
 
+def shared_start(a: list[str], b: list[str]) -> int:
+    """How many items ``a`` and ``b`` share at their start."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
 def change_between(reference: str, mutant: str) -> Change:
     """The smallest run of whole lines that turns ``reference`` into ``mutant``.
 
@@ -59,12 +66,8 @@ def change_between(reference: str, mutant: str) -> Change:
     """
     old = reference.splitlines(keepends=True)
     new = mutant.splitlines(keepends=True)
-    prefix = 0
-    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
+    prefix = shared_start(old, new)
+    suffix = shared_start(old[prefix:][::-1], new[prefix:][::-1])
     removed = len(old) - suffix - prefix
     return Change(prefix + 1, prefix + removed + 1, "".join(new[prefix : len(new) - suffix]))
 
@@ -115,5 +118,6 @@ def mutation_report(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
     }
 
 
-def mutation_report_json(chapter: Chapter, report: CheckReport) -> str:
-    return json.dumps(mutation_report(chapter, report), indent=2, ensure_ascii=False) + "\n"
+def mutation_report_json(data: dict[str, Any]) -> str:
+    """A mutation report's data (``mutation_report``, or the audit's) as the file's text."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -14,14 +14,10 @@ otherwise), split by ``chapter.course_tests_weight``:
 
 A submission therefore earns the full grade exactly when its verdict is pass,
 and a failing one keeps partial credit for what it got right.
-
->>> kills_needed(0.7, 18)
-13
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from grader.catalog import Chapter
@@ -43,16 +39,11 @@ class Grade:
         return round(self.course_points + self.mutation_points, 2)
 
 
-def kills_needed(threshold: float, total: int) -> int:
-    """The fewest kills that meet ``threshold``: the same bound as ``MutationResult.passed``."""
-    return max(0, math.ceil(threshold * total - 1e-9))
-
-
 def mutation_credit(mutation: MutationResult | None) -> float:
     """The fraction of the mutation share earned, from 0 to 1 (see the module docstring)."""
     if mutation is None:
         return 0.0
-    needed = kills_needed(mutation.threshold, mutation.total)
+    needed = mutation.needed
     cap = needed - 1 if mutation.missed_required else needed
     if needed == 0:
         return 0.0 if mutation.missed_required else 1.0
