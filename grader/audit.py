@@ -209,8 +209,10 @@ def _text(lines: Sequence[str]) -> str:
     return "\n".join(line.strip() for line in lines)
 
 
-def _assemble(meta: dict[str, Any], diffs: dict[str, str], source: str) -> list[GeneratedMutant]:
-    functions, lines = source_functions(source), source.splitlines()
+def _assemble(
+    meta: dict[str, Any], diffs: dict[str, str], source: str, functions: dict[str, SourceFunction]
+) -> list[GeneratedMutant]:
+    lines = source.splitlines()
     mutants = []
     for name, diff in diffs.items():
         function = functions[function_key(name)]
@@ -278,7 +280,6 @@ def run_audit(
     *,
     functions: Sequence[str] = (),
     jobs: int | None = None,
-    equivalents: Path | None = None,
     grade: bool = True,
     progress: Progress | None = None,
 ) -> AuditReport:
@@ -296,7 +297,7 @@ def run_audit(
     jobs = (os.cpu_count() or 2) if jobs is None else jobs
     if jobs < 1:
         raise GraderError(f"--jobs must be at least 1, got {jobs}")
-    listed = load_equivalents(equivalents or equivalents_path(chapter))
+    listed = load_equivalents(equivalents_path(chapter))
     planted = None
     if submission is None:
         suite: Suite = "course"
@@ -333,7 +334,7 @@ def run_audit(
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     mutants, stale = mark_equivalents(
-        _assemble(meta, diffs, source), listed.mutants, {f.qualname for f in chosen}
+        _assemble(meta, diffs, source, known), listed.mutants, {f.qualname for f in chosen}
     )
     defined = {f.qualname for f in known.values()}
     stale += [

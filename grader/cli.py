@@ -72,7 +72,7 @@ def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int
 
 
 def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_diff(console, diff_against_reference(chapter, args.submission))
+    render_diff(console, chapter, diff_against_reference(chapter, args.submission))
     return EXIT_PASS
 
 
@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(func=func)
         return sub
 
-    def chapter_and_folder(sub: argparse.ArgumentParser) -> None:
+    def chapter_argument(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
             "chapter",
             nargs="?",
@@ -180,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
             choices=sorted(CHAPTERS),
             help=f"the chapter id (default {DEFAULT_CHAPTER})",
         )
+
+    def chapter_and_folder(sub: argparse.ArgumentParser) -> None:
+        chapter_argument(sub)
         sub.add_argument(
             "--submission",
             type=Path,
@@ -300,13 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         "mutmut's generated mutants of the reference against the course tests or your tests "
         "(slow; information only, never part of the grade)",
     )
-    audit.add_argument(
-        "chapter",
-        nargs="?",
-        default=DEFAULT_CHAPTER,
-        choices=sorted(CHAPTERS),
-        help=f"the chapter id (default {DEFAULT_CHAPTER})",
-    )
+    chapter_argument(audit)
     suite = audit.add_mutually_exclusive_group(required=True)
     suite.add_argument("--course", action="store_true", help="staff: audit the course tests")
     suite.add_argument(

@@ -45,10 +45,11 @@ def render_start(console: Console, chapter: Chapter, result: StartResult) -> Non
             f"left {result.folder / name} alone (it exists; --force replaces it after a backup)"
         )
     folder = result.folder
+    required = len(chapter.required_tests)
     console.print(
         "\nNext steps:\n"
         f"  1. grader tests                        read what the course tests and mutants check\n"
-        f"  2. edit {folder / chapter.student_tests}  write the six required tests\n"
+        f"  2. edit {folder / chapter.student_tests}  write the {required} required tests\n"
         f"  3. grader tdd red --submission {folder}    see every one fail on the stub\n"
         f"  4. edit {folder / chapter.implementation}   implement the tree\n"
         f"  5. grader tdd green --submission {folder}  then: grader check --submission {folder}\n"
@@ -58,14 +59,18 @@ def render_start(console: Console, chapter: Chapter, result: StartResult) -> Non
 
 def render_catalog(console: Console, chapter: Chapter) -> None:
     console.print(f"[bold]{chapter.id}[/]: {escape(chapter.title)}\n")
-    course = Table(title="The course tests (run against your radix.py)", show_lines=True)
+    course = Table(
+        title=f"The course tests (run against your {chapter.implementation})", show_lines=True
+    )
     for column in ("test", "kind", "what it checks", "why it matters downstream"):
         course.add_column(column)
     for test in chapter.course_tests:
         course.add_row(test.name, test.kind, escape(test.checks), escape(test.why))
     console.print(course)
     yours = Table(
-        title=f"Your tests ({chapter.student_tests}): these six are required", show_lines=True
+        title=f"Your tests ({chapter.student_tests}): these {len(chapter.required_tests)} "
+        "are required",
+        show_lines=True,
     )
     yours.add_column("test")
     yours.add_column("what it should pin")
@@ -97,9 +102,9 @@ def render_tdd(console: Console, result: TddResult) -> None:
         console.print(f"[red]tdd {result.stage}: not yet: {goal} is the goal.[/]")
 
 
-def render_diff(console: Console, diff: str) -> None:
+def render_diff(console: Console, chapter: Chapter, diff: str) -> None:
     if not diff:
-        console.print("your radix.py is the same as the reference")
+        console.print(f"your {chapter.implementation} is the same as the reference")
     elif console.is_terminal:
         console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
     else:
