@@ -34,16 +34,18 @@ import argparse
 import gc
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from prefix_cache import (
     FLOOR_RATIO_TARGET,
     REFERENCE_PATH,
     Clock,
+    PrefixTree,
     Workload,
     load_reference,
     prepare,
     replay_floor,
+    replay_reference,
 )
 from traces import make_trace
 
@@ -69,26 +71,42 @@ def bare_walk(children: Children, labels: Labels, key: tuple[int, ...]) -> int:
     return matched
 
 
+class BareWalksFirst:
+    """The reference tree, timing two bare walks on its current state before each match."""
+
+    def __init__(self, tree: PrefixTree, clock: Clock) -> None:
+        self.tree, self.clock, self.spent = tree, clock, 0.0
+        self.children: Children = tree._children  # type: ignore[attr-defined]
+        self.labels: Labels = tree._label  # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return len(self.tree)
+
+    def match_prefix(self, key: Sequence[int]) -> tuple[int, list[int]]:
+        start = self.clock()
+        bare_walk(self.children, self.labels, tuple(key))
+        bare_walk(self.children, self.labels, tuple(key))
+        self.spent += self.clock() - start
+        return self.tree.match_prefix(key)
+
+    def insert(self, key: Sequence[int], values: Sequence[int]) -> tuple[int, list[int]]:
+        return self.tree.insert(key, values)
+
+    def evict(self, n: int, on_evict: Callable[[int], object]) -> int:
+        return self.tree.evict(n, on_evict)
+
+
 def two_bare_walks_seconds(work: Workload, clock: Clock) -> float:
     """Time spent in two bare walks per request, along one replay through the reference."""
-    tree = load_reference(REFERENCE_PATH)(GRANULE)
-    children: Children = tree._children  # type: ignore[attr-defined]
-    labels: Labels = tree._label  # type: ignore[attr-defined]
-    capacity = work.capacity_tokens // GRANULE
-    free: list[int] = []
-    spent = 0.0
-    for seq, values in zip(work.sequences, work.values, strict=True):
-        start = clock()
-        bare_walk(children, labels, seq)
-        bare_walk(children, labels, seq)
-        spent += clock() - start
-        tree.match_prefix(seq)
-        tree.insert(seq, values)
-        excess = len(tree) - capacity
-        if excess > 0:
-            tree.evict(excess, free.append)
-            free.clear()
-    return spent
+    radix_tree = load_reference(REFERENCE_PATH)
+    timed: list[BareWalksFirst] = []
+
+    def make_tree(granule: int) -> PrefixTree:
+        timed.append(BareWalksFirst(radix_tree(granule), clock))
+        return timed[-1]
+
+    replay_reference(work, work.sequences, make_tree)
+    return timed[0].spent
 
 
 def floor_seconds(work: Workload, clock: Clock) -> float:
