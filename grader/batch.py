@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.errors import GraderError
+from grader.errors import GraderError, describe
 from grader.formats.points import grade
 from grader.grading import CheckReport, Limits, Verdict, check
 from grader.locate import locate
@@ -131,7 +131,7 @@ def _grade_one(
         write_atomically(path, report_to_json(report))
         return row_of(chapter, name, report, path.relative_to(out).as_posix())
     except Exception as error:  # one submission must never stop the batch
-        message = error.message if isinstance(error, GraderError) else repr(error)
+        message = describe(error)
         return BatchRow(name, "fail", 0.0, 0, 0, None, None, None, (), f"not graded: {message}", "")
 
 

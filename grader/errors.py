@@ -19,3 +19,8 @@ class GraderError(Exception):
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
+
+
+def describe(error: Exception) -> str:
+    """One line on ``error``: a ``GraderError``'s own message, else what the exception is."""
+    return error.message if isinstance(error, GraderError) else repr(error)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
-import re
 import stat
 import sys
 import zipfile
@@ -26,17 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from rich.console import Console
 
+from grader import DISTRIBUTION
 from grader.catalog import DEFAULT_CHAPTER, Chapter, kit_root, load_chapter
-from grader.errors import GraderError
+from grader.errors import GraderError, describe
 from grader.formats.gradescope import gradescope_json
 from grader.grading import Limits, check
 from grader.locate import locate
 from grader.render import render_check
 from grader.report import write_atomically
 
-DISTRIBUTION = "ds07-grader"
 SCRIPTS = ("setup.sh", "run_autograder")
 KIT_PARTS = (
     "pyproject.toml",
@@ -123,8 +123,8 @@ def pinned_dependencies(distribution: str = DISTRIBUTION) -> tuple[str, ...]:
     pending = _requirements(distribution)
     while pending:
         name = pending.pop()
-        key = _normal(name)
-        if key in pins or key == _normal(distribution):
+        key = canonicalize_name(name)
+        if key in pins or key == canonicalize_name(distribution):
             continue
         try:
             pins[key] = importlib.metadata.version(name)
@@ -144,10 +144,6 @@ def _requirements(distribution: str) -> list[str]:
     return [r.name for r in requirements if r.marker is None or r.marker.evaluate({"extra": ""})]
 
 
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -> bool:
     """Grade ``root/submission`` into ``root/results/results.json``; ``False`` if it could not.
 
@@ -161,7 +157,7 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
     try:
         report = check(locate(chapter, submission), submission, limits or Limits())
     except Exception as error:  # the student still gets a results file that explains
-        message = error.message if isinstance(error, GraderError) else repr(error)
+        message = describe(error)
         console.print(f"grader: could not grade the submission: {message}")
         write_atomically(results, _not_graded(message))
         return False

@@ -212,6 +212,7 @@ def check(
             return check(chapter, folder, limits, progress, own_pool)
     started = time.monotonic()
     submission = read_submission(chapter, folder)
+    mutants = mutant_sources(chapter)  # first: a broken kit fails every check, whatever it holds
     with ThreadPoolExecutor(limits.workers + 1) as threads:
         course_run = _start_course_tests(chapter, submission, limits, pool, threads)
         validation_started = time.monotonic()
@@ -221,9 +222,8 @@ def check(
         mutation = None
         if student.valid and submission.tests is not None:
             limit = max(limits.mutant_floor, limits.mutant_factor * student.reference_seconds)
-            sources = mutant_sources(chapter)
             mutation = run_mutants(
-                chapter, submission.tests, sources, limit, pool, threads, progress
+                chapter, submission.tests, mutants, limit, pool, threads, progress
             )
             if mutation.errors:
                 problems = tuple(m.message for m in mutation.errors)

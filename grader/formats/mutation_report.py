@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from grader import __version__
+from grader import DISTRIBUTION, __version__
 from grader.catalog import Chapter
 from grader.formats.wording import NOT_MEASURED
 from grader.grading import CheckReport, MutantStatus, mutant_sources
@@ -108,7 +108,7 @@ def mutation_report(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
                 "tests": [{"id": name, "name": name} for name in report.student_tests.tests]
             }
         },
-        "framework": {"name": "ds07-grader", "version": __version__},
+        "framework": {"name": DISTRIBUTION, "version": __version__},
         "config": {
             "chapter": chapter.id,
             "threshold": chapter.threshold,
