@@ -27,7 +27,7 @@ from pathlib import Path
 
 from grader.audit import run_audit
 from grader.catalog import Chapter, load_chapter
-from grader.grading import Limits, check, mutant_sources
+from grader.grading import Limits, check, mutant_sources, student_tests_job
 from grader.sandbox import Job, WorkerPool
 
 KIT = Path(__file__).resolve().parent.parent
@@ -37,13 +37,16 @@ SUBMISSION = KIT / "reference"
 def planted_alone(chapter: Chapter, workers: int) -> float:
     """Seconds per planted mutant when the 18 runs have a warmed pool to themselves."""
     tests = chapter.model_tests.read_text(encoding="utf-8")
-    name = chapter.model_tests.name
     sources = list(mutant_sources(chapter).values())
+
+    def job(source: str) -> Job:  # as check runs a mutant
+        return student_tests_job(chapter, tests, source, 60.0, outcomes_only=True)
+
     with WorkerPool(workers) as pool, ThreadPoolExecutor(workers + 1) as threads:
         for _ in range(workers):  # the first run of each worker warms it
-            pool.run(Job(chapter.reference.read_text(encoding="utf-8"), name, tests, 60.0))
+            pool.run(job(chapter.reference.read_text(encoding="utf-8")))
         started = time.monotonic()
-        list(threads.map(lambda source: pool.run(Job(source, name, tests, 60.0)), sources))
+        list(threads.map(lambda source: pool.run(job(source)), sources))
         return (time.monotonic() - started) / len(sources)
 
 

@@ -26,6 +26,7 @@ from typing import Literal
 from grader.catalog import Chapter, Mutant
 from grader.patching import apply_patch
 from grader.sandbox import (
+    FIXED_HASH_SEED,
     OTHER_HASH_SEED,
     Job,
     RunResult,
@@ -189,6 +190,29 @@ def course_tests_job(chapter: Chapter, implementation: str, time_limit: float) -
     return Job(implementation, test_file.name, test_file.read_text(encoding="utf-8"), time_limit)
 
 
+def student_tests_job(
+    chapter: Chapter,
+    tests: str,
+    implementation: str,
+    time_limit: float,
+    *,
+    reverse: bool = False,
+    hash_seed: int = FIXED_HASH_SEED,
+    outcomes_only: bool = False,
+) -> Job:
+    """The run of the student's test file (its text, ``tests``) against ``implementation``."""
+    name = Path(chapter.student_tests).name
+    return Job(
+        implementation,
+        name,
+        tests,
+        time_limit,
+        reverse=reverse,
+        hash_seed=hash_seed,
+        outcomes_only=outcomes_only,
+    )
+
+
 def mutant_sources(chapter: Chapter) -> dict[str, str]:
     """Each mutant's full source, patched in memory from the reference."""
     reference = chapter.reference.read_text(encoding="utf-8")
@@ -293,20 +317,21 @@ def _validate(
         return StudentTestsResult(False, broken, missing, tuple(tests), 0.0)
 
     def job(
-        implementation: str, reverse: bool = False, seed: int = 0, outcomes_only: bool = False
+        implementation: str,
+        reverse: bool = False,
+        seed: int = FIXED_HASH_SEED,
+        outcomes_only: bool = False,
     ) -> Future[RunResult]:
-        return threads.submit(
-            pool.run,
-            Job(
-                implementation,
-                Path(chapter.student_tests).name,
-                submission.tests or "",
-                limits.student_tests,
-                reverse=reverse,
-                hash_seed=seed,
-                outcomes_only=outcomes_only,
-            ),
+        run = student_tests_job(
+            chapter,
+            submission.tests or "",
+            implementation,
+            limits.student_tests,
+            reverse=reverse,
+            hash_seed=seed,
+            outcomes_only=outcomes_only,
         )
+        return threads.submit(pool.run, run)
 
     reference = chapter.reference.read_text(encoding="utf-8")
     first = job(reference)
@@ -382,10 +407,10 @@ def run_mutants(
     progress: Progress | None = None,
 ) -> MutationResult:
     """Phase 3: the test file ``tests`` against every planted mutant, ``limit`` seconds each."""
-    test_name = Path(chapter.student_tests).name
     futures = {
         mutant.id: threads.submit(
-            pool.run, Job(sources[mutant.id], test_name, tests, limit, outcomes_only=True)
+            pool.run,
+            student_tests_job(chapter, tests, sources[mutant.id], limit, outcomes_only=True),
         )
         for mutant in chapter.mutants
     }

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter
-from grader.sandbox import Job, TestStatus, WorkerPool, status_phrase
+from grader.grading import student_tests_job
+from grader.sandbox import TestStatus, WorkerPool, status_phrase
 from grader.static_check import check_test_source
 from grader.submission import read_submission
 
@@ -42,9 +43,7 @@ def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60
     if implementation is None:
         return TddResult(stage, {}, (submission.implementation_problem or "no implementation",))
     with WorkerPool(workers=1) as pool:
-        run = pool.run(
-            Job(implementation, Path(chapter.student_tests).name, submission.tests, time_limit)
-        )
+        run = pool.run(student_tests_job(chapter, submission.tests, implementation, time_limit))
     outcomes = {name: run.outcome(name) for name in run.test_names()}
     problems: list[str] = []
     if run.status == "collection_error":
@@ -61,7 +60,7 @@ def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60
         ]
     else:
         problems += [
-            f"{name} {status_phrase(status)} on your radix.py"
+            f"{name} {status_phrase(status)} on your {chapter.implementation}"
             for name, status in outcomes.items()
             if status != "passed"
         ]
