@@ -25,10 +25,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.audit import run_audit
 from grader.catalog import Chapter, load_chapter
-from grader.grading import Limits, check, mutant_sources, student_tests_job
-from grader.sandbox import Job, WorkerPool
+from grader.commands.audit import run_audit
+from grader.commands.check import Limits, check, mutant_sources, student_tests_job
+from grader.sandbox.pool import Job, WorkerPool
 
 KIT = Path(__file__).resolve().parent.parent
 SUBMISSION = KIT / "reference"

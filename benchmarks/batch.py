@@ -39,9 +39,9 @@ from pathlib import Path
 KIT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(KIT))
 
-from grader.batch import BatchRow, grade_batch, row_of  # noqa: E402
 from grader.catalog import load_chapter  # noqa: E402
-from grader.grading import CheckReport, Limits, check  # noqa: E402
+from grader.commands.batch import BatchRow, grade_batch, row_of  # noqa: E402
+from grader.commands.check import CheckReport, Limits, check  # noqa: E402
 
 WEAK_TESTS = KIT / "tests" / "fixtures" / "submissions" / "weak" / "tests" / "test_ds07_radix.py"
 LIMITS = Limits(course_tests=120.0, student_tests=120.0)

@@ -29,8 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader.catalog import load_chapter
-from grader.grading import check, mutant_sources, run_mutants
-from grader.sandbox import WorkerPool
+from grader.commands.check import check, mutant_sources, run_mutants
+from grader.sandbox.pool import WorkerPool
 
 KIT = Path(__file__).resolve().parent.parent
 SUBMISSION = KIT / "reference"

@@ -16,17 +16,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from grader import __version__
-from grader.audit import run_audit
-from grader.audit_output import audit_mutation_report_json, audit_to_json, render_audit
-from grader.batch import grade_batch
 from grader.catalog import CHAPTERS, DEFAULT_CHAPTER, Chapter, load_chapter
-from grader.diff import diff_against_reference
+from grader.commands.audit import run_audit
+from grader.commands.batch import grade_batch
+from grader.commands.bundle import build_bundle
+from grader.commands.check import Limits, check
+from grader.commands.diff import diff_against_reference
+from grader.commands.tdd import run_tdd
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE, GraderError
-from grader.formats import ReportFiles, with_mutant_titles, write_reports
-from grader.formats.summary import append_step_summary
-from grader.gradescope import build_bundle
-from grader.grading import Limits, check
-from grader.render import (
+from grader.output.audit import audit_mutation_report_json, audit_to_json, render_audit
+from grader.output.check_json import report_to_json
+from grader.output.files import ReportFiles, with_mutant_titles, write_atomically, write_reports
+from grader.output.summary import append_step_summary
+from grader.output.terminal import (
     render_batch,
     render_bundle,
     render_catalog,
@@ -35,9 +37,7 @@ from grader.render import (
     render_start,
     render_tdd,
 )
-from grader.report import report_to_json, write_atomically
 from grader.submission import DEFAULT_FOLDER, start_submission
-from grader.tdd import run_tdd
 
 Command = Callable[[argparse.Namespace, Chapter, Console], int]
 

@@ -6,7 +6,7 @@ environment, files or the process itself could tell the reference from a
 mutant without testing anything; one that could patch pytest or the builtins
 could change what a run reports. Those doors are closed here, each with a
 message that names the line and the rule. The sandbox closes what it can a
-second time at run time (see ``grader.zygote``), but reading the code of the
+second time at run time (see ``grader.sandbox.zygote``), but reading the code of the
 module under test cannot be stopped inside the process that runs it: this
 check is the layer that stops it.
 

@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 import pytest
 
-from grader import sandbox
 from grader.catalog import Chapter, load_chapter
 from grader.patching import apply_patch
-from grader.sandbox import Job, RunResult, WorkerPool
+from grader.sandbox import pool as sandbox
+from grader.sandbox.pool import Job, RunResult, WorkerPool
 
 SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "submissions"
 PATCH_SUFFIX = ".patch"

@@ -19,7 +19,8 @@ import jsonschema
 import pytest
 
 from grader import cli
-from grader.audit import (
+from grader.catalog import Chapter, load_chapter
+from grader.commands.audit import (
     AuditReport,
     EquivalentMutant,
     GeneratedMutant,
@@ -28,14 +29,13 @@ from grader.audit import (
     mark_equivalents,
     run_audit,
 )
-from grader.audit_output import audit_mutation_report, audit_to_dict
-from grader.catalog import Chapter, load_chapter
+from grader.commands.mutmut_driver import change_of, function_key, source_functions, status_of
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, GraderError
-from grader.mutmut_driver import change_of, function_key, source_functions, status_of
+from grader.output.audit import audit_mutation_report, audit_to_dict
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "audit"
 KIT = Path(__file__).resolve().parent.parent
-SCHEMA = KIT / "grader" / "schemas" / "mutation-testing-report-schema.json"
+SCHEMA = KIT / "grader" / "output" / "schemas" / "mutation-testing-report-schema.json"
 
 needs_mutmut = pytest.mark.skipif(
     importlib.util.find_spec("mutmut") is None,

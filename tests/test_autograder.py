@@ -35,14 +35,15 @@ import yaml
 from conftest import make_submission
 
 import grader.cli
+from grader.autograder import run_autograder
 from grader.catalog import load_chapter
+from grader.commands.bundle import build_bundle, pinned_dependencies
 from grader.errors import EXIT_PASS, GraderError
-from grader.gradescope import build_bundle, pinned_dependencies, run_autograder
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[1]
 WORKFLOW = KIT / "ci" / "github" / "grade.yml"
-GRADESCOPE_SCHEMA = KIT / "grader" / "schemas" / "gradescope-results.schema.json"
+GRADESCOPE_SCHEMA = KIT / "grader" / "output" / "schemas" / "gradescope-results.schema.json"
 INSTALL_STEP = "Install the grader"
 GRADE_STEP = "Grade"
 
@@ -80,7 +81,7 @@ def test_the_bundle_holds_the_scripts_the_kit_and_pins(bundle: Path) -> None:
         assert stat.S_IMODE(entries[script].external_attr >> 16) == 0o755, script
     for needed in ("kit/pyproject.toml", "kit/grader/cli.py", "kit/mutants/catalog.toml"):
         assert needed in entries
-    assert "kit/grader/formats/vendor/mutation-test-elements.js" in entries
+    assert "kit/grader/output/vendor/mutation-test-elements.js" in entries
     assert not [name for name in entries if "__pycache__" in name or "/." in name]
     pins = pinned_dependencies()
     assert any(pin.startswith("pytest==") for pin in pins)

@@ -19,15 +19,15 @@ import jsonschema
 import pytest
 from conftest import ReusedRuns, make_submission
 
-import grader.batch
 import grader.cli
-import grader.grading
-from grader.batch import COLUMNS, grade_batch, gradebook_csv, row_of
+import grader.commands.batch
+import grader.commands.check
 from grader.catalog import load_chapter
+from grader.commands.batch import COLUMNS, grade_batch, gradebook_csv, row_of
+from grader.commands.check import CheckReport, CourseTestsResult, Limits, StudentTestsResult
 from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
-from grader.grading import CheckReport, CourseTestsResult, Limits, StudentTestsResult
 from grader.locate import MAX_DEPTH, locate
-from grader.report import SCHEMA_PATH
+from grader.output.check_json import SCHEMA_PATH
 
 CHAPTER = load_chapter()
 KILL_THE_PARENT = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
@@ -148,7 +148,7 @@ def test_an_error_of_the_grader_becomes_a_row(
     folders = [tmp_path / name for name in ("one", "two", "three")]
     for folder in folders:
         folder.mkdir()
-    real = grader.grading.check  # what grader.batch imported, patched below
+    real = grader.commands.check.check  # what grader.commands.batch imported, patched below
     together = threading.Barrier(2, timeout=30)
 
     def check(chapter: Any, folder: Path, limits: Limits, pool: Any) -> CheckReport:
@@ -160,7 +160,7 @@ def test_an_error_of_the_grader_becomes_a_row(
             raise ValueError("a bug")
         return real(chapter, folder, limits, pool=pool)
 
-    monkeypatch.setattr(grader.batch, "check", check)
+    monkeypatch.setattr(grader.commands.batch, "check", check)
     seen: list[tuple[str, int, int]] = []
     result = grade_batch(
         CHAPTER, folders, tmp_path / "out", progress=lambda *event: seen.append(event)

@@ -1,7 +1,7 @@
 """``grader check`` end to end on the example submissions of ``fixtures/submissions``.
 
 Each example is graded for real once per session through the library API
-(``grader.grading.check``), all of them side by side; then each is graded
+(``grader.commands.check.check``), all of them side by side; then each is graded
 again through the command line, in-process, with every sandboxed run replayed
 from the first grading (see ``ReusedRuns``): the command line must ask for
 exactly the runs the library made, and turn them into the same report, the
@@ -24,9 +24,9 @@ from conftest import EXAMPLES, SUBMISSIONS, ReusedRuns, make_submission
 
 from grader.catalog import load_chapter
 from grader.cli import main
+from grader.commands.check import CheckReport, Limits, check
 from grader.errors import EXIT_FAIL, EXIT_PASS
-from grader.grading import CheckReport, Limits, check
-from grader.report import SCHEMA_PATH, report_to_dict
+from grader.output.check_json import SCHEMA_PATH, report_to_dict
 
 TIME_LIMIT = 120.0
 HANG_LIMIT = 3.0

@@ -1,11 +1,11 @@
 """``grader check``'s reports for other tools, each held to its published schema or its reader.
 
-- Gradescope's ``results.json``: to ``grader/schemas/gradescope-results.schema.json``,
+- Gradescope's ``results.json``: to ``grader/output/schemas/gradescope-results.schema.json``,
   written from Gradescope's specification (it publishes no schema), and to the
-  grade formula of ``grader.formats.points``;
+  grade formula of ``grader.grade``;
 - JUnit XML: read back with ``junitparser``, the reader CI test reporters use;
 - the mutation testing report: to the schema of the npm package
-  ``mutation-testing-report-schema`` 3.8.4, vendored under ``grader/schemas``
+  ``mutation-testing-report-schema`` 3.8.4, vendored under ``grader/output/schemas``
   with its licence, so no machine needs npm; and each mutant's location and
   replacement must rebuild the mutant from the reference exactly;
 - the HTML page: rendered in headless Chromium (skipped only where none is
@@ -35,18 +35,18 @@ from conftest import ReusedRuns, make_submission
 
 import grader.cli
 from grader.catalog import load_chapter
+from grader.commands.check import CheckReport, Limits, check, kills_needed, mutant_sources
 from grader.errors import EXIT_PASS
-from grader.formats import with_mutant_titles
-from grader.formats.gradescope import gradescope_results
-from grader.formats.html import mutation_report_html
-from grader.formats.junit import report_to_junit
-from grader.formats.mutation_report import change_between, mutation_report
-from grader.formats.points import grade
-from grader.formats.summary import append_step_summary, report_to_markdown
-from grader.grading import CheckReport, Limits, check, kills_needed, mutant_sources
+from grader.grade import grade
+from grader.output.files import with_mutant_titles
+from grader.output.gradescope import gradescope_results
+from grader.output.html import mutation_report_html
+from grader.output.junit import report_to_junit
+from grader.output.mutation_report import change_between, mutation_report
+from grader.output.summary import append_step_summary, report_to_markdown
 
 CHAPTER = load_chapter()
-SCHEMAS = Path(grader.cli.__file__).resolve().parent / "schemas"
+SCHEMAS = Path(grader.cli.__file__).resolve().parent / "output" / "schemas"
 LIMITS = Limits(course_tests=120.0, student_tests=120.0)
 """The command line's default limits, so the library's runs and the command's are the same."""
 EXAMPLES = ("weak", "misses_s11", "fails_on_reference", "syntax_error_in_radix", "buggy_radix")
@@ -80,7 +80,7 @@ def written(tmp_path_factory: pytest.TempPathFactory, reused_runs: ReusedRuns) -
     summary = root / "summary.md"
     summary.write_text("an earlier step's summary\n", encoding="utf-8")
     reports: list[CheckReport] = []
-    real_check = check  # what grader.cli imported from grader.grading, patched below
+    real_check = check  # what grader.cli imported from grader.commands.check, patched below
 
     def recording_check(*args: Any, **kwargs: Any) -> CheckReport:
         reports.append(real_check(*args, **kwargs))

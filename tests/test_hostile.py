@@ -44,14 +44,14 @@ import jsonschema
 import pytest
 
 import grader.cli
-import grader.grading
+import grader.commands.check
 from grader.catalog import Chapter, load_chapter
+from grader.commands.check import CheckReport, Limits, check, mutant_sources
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
-from grader.grading import CheckReport, Limits, check, mutant_sources
-from grader.report import SCHEMA_PATH, report_to_dict, report_to_json
-from grader.sandbox import OTHER_HASH_SEED, Job, RunResult, WorkerPool
+from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
+from grader.sandbox.pool import OTHER_HASH_SEED, Job, RunResult, WorkerPool
+from grader.sandbox.zygote import EPOCH, MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
 from grader.static_check import check_test_source
-from grader.zygote import EPOCH, MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
 
 KIT = Path(__file__).resolve().parents[1]
 HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -120,7 +120,9 @@ def pool() -> Iterator[WorkerPool]:
 def without_static_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch layer 1 off: every test file passes the static check and runs."""
     monkeypatch.setattr(
-        grader.grading, "check_test_source", lambda source: ([], check_test_source(source)[1])
+        grader.commands.check,
+        "check_test_source",
+        lambda source: ([], check_test_source(source)[1]),
     )
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import Chapter, Mutant, Wheat, load_chapter
-from grader.grading import course_tests_job, mutant_sources
+from grader.commands.check import course_tests_job, mutant_sources
 from grader.patching import apply_patch
-from grader.sandbox import Job, RunResult, WorkerPool
+from grader.sandbox.pool import Job, RunResult, WorkerPool
 
 pytestmark = pytest.mark.kit
 

@@ -13,17 +13,18 @@ the chapter and the ``CheckReport``; ``write_reports`` writes the ones asked for
 from __future__ import annotations
 
 import dataclasses
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter
-from grader.formats.gradescope import gradescope_json
-from grader.formats.html import mutation_report_html
-from grader.formats.junit import report_to_junit
-from grader.formats.mutation_report import mutation_report, mutation_report_json
-from grader.grading import CheckReport
-from grader.report import write_atomically
+from grader.commands.check import CheckReport
+from grader.output.gradescope import gradescope_json
+from grader.output.html import mutation_report_html
+from grader.output.junit import report_to_junit
+from grader.output.mutation_report import mutation_report, mutation_report_json
 
 TitleChoice = Literal["catalog", "show", "hide"]
 
@@ -59,3 +60,18 @@ def write_reports(chapter: Chapter, report: CheckReport, files: ReportFiles) -> 
     if files.html is not None:
         page = mutation_report_html(data, f"{chapter.id} mutation report")
         write_atomically(files.html, page)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so no reader sees half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".partial"
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -16,14 +16,14 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from grader.catalog import Chapter
-from grader.formats.wording import (
+from grader.commands.check import CheckReport
+from grader.output.wording import (
     NOT_MEASURED,
     course_test_outcome,
     mutant_name,
     mutant_outcome,
     student_tests_outcome,
 )
-from grader.grading import CheckReport
 
 COUNTED = {"failure": "failures", "error": "errors", "skipped": "skipped"}
 """Each outcome of a case and the attribute of a suite that counts it."""

@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.syntax import Syntax
 
-from grader.audit import SCHEMA_VERSION, AuditReport, GeneratedMutant
-from grader.formats.mutation_report import mutation_report_json, shared_start
-from grader.mutmut_driver import AuditStatus
+from grader.commands.audit import SCHEMA_VERSION, AuditReport, GeneratedMutant
+from grader.commands.mutmut_driver import AuditStatus
+from grader.output.mutation_report import mutation_report_json, shared_start
 
 
 def audit_to_dict(report: AuditReport) -> dict[str, Any]:

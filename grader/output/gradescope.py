@@ -2,12 +2,12 @@
 
 The format is Gradescope's autograder specification
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/): a top-level
-``score`` (the grade of ``grader.formats.points``), an ``output`` for the whole
+``score`` (the grade of ``grader.grade``), an ``output`` for the whole
 submission, and ``tests``: one entry per course test (with its points), one
 for the validity of the student's tests, one carrying the mutation points, and
 one per planted mutant (passed when killed; no points of its own, since the
 mutation points depend on the count of kills, not on which). The tests hold
-every file this writes to ``grader/schemas/gradescope-results.schema.json``.
+every file this writes to ``grader/output/schemas/gradescope-results.schema.json``.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import json
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.formats.points import Grade, course_test_points, grade
-from grader.formats.wording import (
+from grader.commands.check import CheckReport
+from grader.grade import Grade, course_test_points, grade
+from grader.output.wording import (
     NOT_MEASURED,
     course_test_outcome,
     mutant_name,
     mutant_outcome,
     student_tests_outcome,
 )
-from grader.grading import CheckReport
 
 VISIBLE = "visible"
 

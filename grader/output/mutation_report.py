@@ -2,7 +2,7 @@
 
 The format Stryker, the PIT and Infection plugins and the
 mutation-testing-elements viewer share; its JSON Schema is vendored as
-``grader/schemas/mutation-testing-report-schema.json`` and the tests hold
+``grader/output/schemas/mutation-testing-report-schema.json`` and the tests hold
 every report to it. Here the one mutated file is the reference
 implementation, each planted mutant sits where its patch changes the
 reference, and ``killedBy`` names the student's tests that failed on it.
@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from grader import DISTRIBUTION, __version__
 from grader.catalog import Chapter
-from grader.formats.wording import NOT_MEASURED
-from grader.grading import CheckReport, MutantStatus, mutant_sources
+from grader.commands.check import CheckReport, MutantStatus, mutant_sources
+from grader.output.wording import NOT_MEASURED
 
 SCHEMA_VERSION = "2"
 STATUS: dict[MutantStatus, Literal["Killed", "Survived", "Timeout", "RuntimeError"]] = {

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.catalog import Chapter
-from grader.grading import CheckReport, MutationResult
+from grader.commands.check import CheckReport, MutationResult
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.catalog import Chapter
+from grader.commands.check import CheckReport, Limits, Verdict, check
 from grader.errors import GraderError, describe
-from grader.formats.points import grade
-from grader.grading import CheckReport, Limits, Verdict, check
+from grader.grade import grade
 from grader.locate import locate
-from grader.report import report_to_json, write_atomically
-from grader.sandbox import WorkerPool
+from grader.output.check_json import report_to_json
+from grader.output.files import write_atomically
+from grader.sandbox.pool import WorkerPool
 
 GRADEBOOK = "gradebook.csv"
 REPORTS = "students"

@@ -11,13 +11,13 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from grader.catalog import Chapter
-from grader.grading import CheckReport
+from grader.commands.check import CheckReport
+from grader.commands.tdd import TddResult
 from grader.submission import StartResult
-from grader.tdd import TddResult
 
-if TYPE_CHECKING:  # annotations only: grader.gradescope itself draws with render_check
-    from grader.batch import BatchResult
-    from grader.gradescope import Bundle
+if TYPE_CHECKING:  # annotations only: grader.commands.bundle itself draws with render_check
+    from grader.commands.batch import BatchResult
+    from grader.commands.bundle import Bundle
 
 STATUS_STYLE = {
     "passed": "green",

@@ -8,7 +8,7 @@ catalog by handing the formats a chapter with the other setting.
 from __future__ import annotations
 
 from grader.catalog import Chapter, Mutant
-from grader.grading import CheckReport, MutantResult
+from grader.commands.check import CheckReport, MutantResult
 
 NOT_MEASURED = (
     "Not run: your tests are not valid yet, so no kill could be trusted "

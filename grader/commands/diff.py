@@ -6,9 +6,9 @@ import difflib
 from pathlib import Path
 
 from grader.catalog import Chapter
+from grader.commands.check import course_tests_job
 from grader.errors import EXIT_FAIL, GraderError
-from grader.grading import course_tests_job
-from grader.sandbox import WorkerPool
+from grader.sandbox.pool import WorkerPool
 from grader.submission import read_submission
 
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.formats.points import grade
-from grader.formats.wording import NOT_MEASURED, mutant_outcome
-from grader.grading import CheckReport, MutantStatus
+from grader.commands.check import CheckReport, MutantStatus
+from grader.grade import grade
+from grader.output.wording import NOT_MEASURED, mutant_outcome
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 

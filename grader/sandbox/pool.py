@@ -1,6 +1,6 @@
 """Running one test file against one implementation, isolated, from warm workers.
 
-A ``WorkerPool`` keeps a few zygote processes (see ``grader.zygote``) that have
+A ``WorkerPool`` keeps a few zygote processes (see ``grader.sandbox.zygote``) that have
 imported pytest and hypothesis once; each run forks a fresh child from one of
 them, so a run costs a fork, not an interpreter start. The pool turns each
 child's event record into a ``RunResult`` here, in the grader's own process:
@@ -219,7 +219,7 @@ class _Zygote:
             "LANG": "C.UTF-8",
         }
         return subprocess.Popen(
-            [sys.executable, "-s", "-P", "-m", "grader.zygote", str(self.scratch)],
+            [sys.executable, "-s", "-P", "-m", "grader.sandbox.zygote", str(self.scratch)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,

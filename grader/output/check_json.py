@@ -9,12 +9,10 @@ report to it.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from grader.grading import CheckReport
+from grader.commands.check import CheckReport
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "check-report.schema.json"
@@ -63,18 +61,3 @@ def report_to_dict(report: CheckReport) -> dict[str, Any]:
 
 def report_to_json(report: CheckReport) -> str:
     return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False) + "\n"
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, so no reader sees half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=".partial"
-    )
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -25,7 +25,7 @@ from typing import Literal
 
 from grader.catalog import Chapter, Mutant
 from grader.patching import apply_patch
-from grader.sandbox import (
+from grader.sandbox.pool import (
     FIXED_HASH_SEED,
     OTHER_HASH_SEED,
     Job,

@@ -1,7 +1,7 @@
 """The mutation testing report as one self-contained HTML page.
 
 The page carries the mutation-testing-elements viewer (vendored in
-``grader/formats/vendor``, about 230 KB) and the report itself, so it opens
+``grader/output/vendor``, about 230 KB) and the report itself, so it opens
 offline, from a CI artifact, an e-mail or an LMS, and never depends on a CDN
 being up, reachable from a campus network, or trustworthy. The report JSON is
 embedded with every ``<`` escaped, so no text in it can close the script.

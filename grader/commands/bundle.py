@@ -1,4 +1,4 @@
-"""Gradescope: the autograder zip (``grader gradescope-bundle``) and the run inside it.
+"""The Gradescope autograder zip (``grader gradescope-bundle``).
 
 The zip holds, at its root, ``setup.sh`` and ``run_autograder`` (from the
 kit's ``autograder/`` folder), the kit's source as ``kit/``, and
@@ -6,7 +6,7 @@ kit's ``autograder/`` folder), the kit's source as ``kit/``, and
 environment that built the zip, so the image grades with what staff tested.
 Gradescope runs ``setup.sh`` once to build its image (it installs the kit into
 ``/autograder/venv``), then ``run_autograder`` once per submission, which runs
-``python -m grader.gradescope``: ``run_autograder`` below.
+``python -m grader.autograder``.
 
 The root (``/autograder`` on Gradescope) comes from ``AUTOGRADER_ROOT``, so
 the same scripts run in the kit's tests against a temporary folder.
@@ -14,28 +14,19 @@ the same scripts run in the kit's tests against a temporary folder.
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
-import json
 import stat
-import sys
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from rich.console import Console
 
 from grader import DISTRIBUTION
-from grader.catalog import DEFAULT_CHAPTER, Chapter, kit_root, load_chapter
-from grader.errors import GraderError, describe
-from grader.formats.gradescope import gradescope_json
-from grader.grading import Limits, check
-from grader.locate import locate
-from grader.render import render_check
-from grader.report import write_atomically
+from grader.catalog import kit_root
+from grader.errors import GraderError
 
 SCRIPTS = ("setup.sh", "run_autograder")
 KIT_PARTS = (
@@ -142,50 +133,3 @@ def _requirements(distribution: str) -> list[str]:
         return []
     requirements = [Requirement(text) for text in texts]
     return [r.name for r in requirements if r.marker is None or r.marker.evaluate({"extra": ""})]
-
-
-def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -> bool:
-    """Grade ``root/submission`` into ``root/results/results.json``; ``False`` if it could not.
-
-    The submission's files may lie anywhere in it (``grader.locate``). Whatever
-    happens, a results file is written: when the kit itself fails, it scores
-    0 and says so, and staff see the error in the autograder's output.
-    """
-    results = root / "results" / "results.json"
-    submission = root / "submission"
-    console = Console(width=100)
-    try:
-        report = check(locate(chapter, submission), submission, limits or Limits())
-    except Exception as error:  # the student still gets a results file that explains
-        message = describe(error)
-        console.print(f"grader: could not grade the submission: {message}")
-        write_atomically(results, _not_graded(message))
-        return False
-    render_check(console, chapter, report)
-    write_atomically(results, gradescope_json(chapter, report))
-    return True
-
-
-def _not_graded(message: str) -> str:
-    results = {
-        "score": 0.0,
-        "output": "The autograder could not grade this submission, through no fault of "
-        f"the submission's own; staff have been told. ({message})",
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "tests": [],
-    }
-    return json.dumps(results, indent=2) + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m grader.gradescope --root /autograder``: what ``run_autograder`` runs."""
-    parser = argparse.ArgumentParser(prog="python -m grader.gradescope", description=__doc__)
-    parser.add_argument("--root", type=Path, default=Path("/autograder"))
-    args = parser.parse_args(argv)
-    graded = run_autograder(args.root, load_chapter(DEFAULT_CHAPTER))
-    return 0 if graded else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,7 +11,7 @@ and stops with a clear message when one fails:
    file order with hypothesis derandomized and not shrinking, and the mutmut
    configuration. mutmut 3 writes its working copy into ``mutants/`` of the
    project root, which must not be the kit's own ``mutants/``;
-2. ``mutmut run`` there (see ``grader.mutmut_driver``); mutmut itself first
+2. ``mutmut run`` there (see ``grader.commands.mutmut_driver``); mutmut itself first
    checks that the tests pass on the unmutated code and fail when every
    function raises;
 3. read mutmut's result for each mutant and each mutant's diff, and set
@@ -38,9 +38,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader.catalog import CHAPTERS, Chapter
-from grader.errors import EXIT_FAIL, GraderError
-from grader.grading import Limits, MutationResult, check
-from grader.mutmut_driver import (
+from grader.commands.check import Limits, MutationResult, check
+from grader.commands.mutmut_driver import (
     AuditStatus,
     Progress,
     SourceFunction,
@@ -54,6 +53,7 @@ from grader.mutmut_driver import (
     source_functions,
     status_of,
 )
+from grader.errors import EXIT_FAIL, GraderError
 from grader.submission import read_submission
 
 Suite = Literal["course", "submission"]

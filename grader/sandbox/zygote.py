@@ -1,7 +1,7 @@
 """The warm worker: imports pytest and hypothesis once, then forks one child per run.
 
 The grader starts this module as a process of its own (``python -m
-grader.zygote SCRATCH``) and talks to it in JSON lines: one job in on stdin;
+grader.sandbox.zygote SCRATCH``) and talks to it in JSON lines: one job in on stdin;
 the child's pid, then the run's record, out on stdout. Each child:
 
 - runs in a new session (its own process group, out of reach of the
@@ -46,7 +46,7 @@ from typing import Any
 import hypothesis
 import pytest
 
-from grader.outcomes import OutcomeRecorder
+from grader.sandbox.recorder import OutcomeRecorder
 
 OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
 MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
@@ -385,7 +385,7 @@ def _library_paths() -> list[str]:
     site-packages, which pytest needs, so only a folder that holds the kit and
     not pytest is dropped.
     """
-    kit = Path(__file__).resolve().parents[1]
+    kit = Path(__file__).resolve().parents[2]
     libraries = Path(pytest.__file__).resolve().parents[1]
     return [
         entry for entry in sys.path if entry and (Path(entry).resolve() != kit or kit == libraries)

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter
-from grader.grading import student_tests_job
-from grader.sandbox import TestStatus, WorkerPool, status_phrase
+from grader.commands.check import student_tests_job
+from grader.sandbox.pool import TestStatus, WorkerPool, status_phrase
 from grader.static_check import check_test_source
 from grader.submission import read_submission
 

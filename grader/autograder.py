@@ -1,0 +1,73 @@
+"""The Gradescope autograder's entry point: ``python -m grader.autograder --root /autograder``.
+
+Gradescope runs ``setup.sh`` once to build its image, then ``run_autograder``
+once per submission, which runs this module. It finds the submission's files,
+grades them, prints the check to the autograder's log and writes
+``results/results.json``. The root comes from ``--root`` (``AUTOGRADER_ROOT``
+in the scripts), so the kit's tests run the same code against a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from grader.catalog import DEFAULT_CHAPTER, Chapter, load_chapter
+from grader.commands.check import Limits, check
+from grader.errors import describe
+from grader.locate import locate
+from grader.output.files import write_atomically
+from grader.output.gradescope import gradescope_json
+from grader.output.terminal import render_check
+
+
+def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -> bool:
+    """Grade ``root/submission`` into ``root/results/results.json``; ``False`` if it could not.
+
+    The submission's files may lie anywhere in it (``grader.locate``). Whatever
+    happens, a results file is written: when the kit itself fails, it scores
+    0 and says so, and staff see the error in the autograder's output.
+    """
+    results = root / "results" / "results.json"
+    submission = root / "submission"
+    console = Console(width=100)
+    try:
+        report = check(locate(chapter, submission), submission, limits or Limits())
+    except Exception as error:  # the student still gets a results file that explains
+        message = describe(error)
+        console.print(f"grader: could not grade the submission: {message}")
+        write_atomically(results, _not_graded(message))
+        return False
+    render_check(console, chapter, report)
+    write_atomically(results, gradescope_json(chapter, report))
+    return True
+
+
+def _not_graded(message: str) -> str:
+    results = {
+        "score": 0.0,
+        "output": "The autograder could not grade this submission, through no fault of "
+        f"the submission's own; staff have been told. ({message})",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }
+    return json.dumps(results, indent=2) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m grader.autograder --root /autograder``: what ``run_autograder`` runs."""
+    parser = argparse.ArgumentParser(prog="python -m grader.autograder", description=__doc__)
+    parser.add_argument("--root", type=Path, default=Path("/autograder"))
+    args = parser.parse_args(argv)
+    graded = run_autograder(args.root, load_chapter(DEFAULT_CHAPTER))
+    return 0 if graded else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
