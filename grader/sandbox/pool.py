@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, get_args
 
 from grader.errors import GraderError
 
@@ -113,16 +113,49 @@ def _base_name(name: str) -> str:
     return name.split("[", 1)[0]
 
 
+_EVENT_FIELDS: dict[str, dict[str, type]] = {
+    "collected": {"names": list},
+    "collection_error": {"detail": str},
+    "start": {"name": str},
+    "outcome": {"name": str, "status": str, "detail": str},
+    "finished": {},
+}
+"""Each event the recorder sends and the type of each of its fields."""
+_STATUSES = frozenset(get_args(TestStatus))
+
+
+def well_formed_events(events: Any) -> list[dict[str, Any]]:
+    """The events of a record that the recorder could have sent; anything else is dropped.
+
+    The pipe is written from inside the run, so a line may be anything JSON can
+    hold (``1``, a list, a field of the wrong type): such a line is no event,
+    and the run it belongs to ends as crashed, with no outcome forged from it.
+    """
+    kept = []
+    for event in events if isinstance(events, list) else []:
+        if not isinstance(event, dict):
+            continue
+        fields = _EVENT_FIELDS.get(str(event.get("event")))
+        if fields is None or not all(isinstance(event.get(k), t) for k, t in fields.items()):
+            continue
+        if event["event"] == "collected" and not all(isinstance(n, str) for n in event["names"]):
+            continue
+        if event["event"] == "outcome" and event["status"] not in _STATUSES:
+            continue
+        kept.append(event)
+    return kept
+
+
 def interpret(record: dict[str, Any]) -> RunResult:
     """Turn a zygote's record of one run into a ``RunResult``."""
-    events = record["events"]
+    events = well_formed_events(record["events"])
     collected: list[str] = []
     collection_errors: list[str] = []
     outcomes: dict[str, TestOutcome] = {}
     running: str | None = None
     finished = False
     for event in events:
-        kind = event.get("event")
+        kind = event["event"]
         if kind == "collected":
             collected = list(event["names"])
         elif kind == "collection_error":

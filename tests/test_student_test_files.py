@@ -1,0 +1,85 @@
+"""How the grader reads and runs an honest student's test file, whatever its style.
+
+The static check is the layer that explains the rules; it must not turn away
+honest work. These tests run student-style files through the sandbox as
+``check`` does and hold the grader to accepting them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+from grader.catalog import load_chapter
+from grader.sandbox.pool import Job, WorkerPool, interpret
+
+CHAPTER = load_chapter()
+REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[WorkerPool]:
+    with WorkerPool(workers=1) as workers:
+        yield workers
+
+
+def test_unittest_test_cases_run_under_the_graders_pytest_options(pool: WorkerPool) -> None:
+    """``unittest.TestCase`` tests and hypothesis's ``Machine.TestCase`` pass on the reference.
+
+    pytest's unittest runner reads an option of its ``debugging`` plugin; with that plugin
+    left out every such test errored, blamed on the student.
+    """
+    source = textwrap.dedent(
+        """
+        import unittest
+        from hypothesis import strategies as st
+        from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+        from radix import RadixTree
+
+        class TestEmptyTree(unittest.TestCase):
+            def test_empty(self) -> None:
+                self.assertTrue(RadixTree(1).is_empty())
+
+        class Inserts(RuleBasedStateMachine):
+            def __init__(self) -> None:
+                super().__init__()
+                self.tree = RadixTree(1)
+                self.values = 0
+
+            @rule(key=st.lists(st.integers(0, 3), min_size=1, max_size=4))
+            def insert(self, key: list[int]) -> None:
+                self.tree.insert(key, list(key))
+
+            @invariant()
+            def not_empty_once_filled(self) -> None:
+                assert self.tree.is_empty() == (self.tree.node_count() == 0)
+
+        TestInserts = Inserts.TestCase
+        """
+    )
+    result = pool.run(Job(REFERENCE, "test_styles.py", source, 60.0))
+    assert result.status == "completed", result.output
+    assert {o.name: o.status for o in result.outcomes} == {
+        "TestEmptyTree::test_empty": "passed",
+        "TestInserts::runTest": "passed",
+    }
+
+
+def test_events_that_are_not_the_recorders_are_dropped_and_the_run_is_crashed() -> None:
+    """Lines a run writes to its outcome pipe that are JSON but no event forge nothing."""
+    garbled: list[object] = [1, [], None, "finished", {"event": 7}, {"event": "outcome", "name": 5}]
+    garbled += [{"event": "collected", "names": [1]}, {"event": "outcome", "name": "t"}]
+    garbled += [{"event": "outcome", "name": "test_x", "status": "won", "detail": ""}]
+    record = {"events": garbled, "seconds": 0.1, "output": "", "timed_out": False}
+    assert interpret({**record, "exit_code": 0}).status == "crashed"
+    fine = [
+        {"event": "collected", "names": ["test_x"]},
+        *garbled,
+        {"event": "outcome", "name": "test_x", "status": "passed", "detail": ""},
+        {"event": "finished", "exitstatus": 0},
+    ]
+    result = interpret({**record, "events": fine, "exit_code": 0})
+    assert result.status == "completed" and result.outcome("test_x") == "passed"
+    assert interpret({**record, "events": 12, "exit_code": 0}).outcomes == ()
