@@ -176,7 +176,8 @@ def test_the_workflow_follows_githubs_schema() -> None:
 
 def test_the_workflow_pins_the_kit_and_reads_nothing_else() -> None:
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    assert re.fullmatch(r"ds07-grader @ git\+https://\S+@\S+", workflow["env"]["GRADER_PACKAGE"])
+    student_wheel = r"ds07-grader @ https://\S+/ds07_grader-[\w.]+\+student-py3-none-any\.whl"
+    assert re.fullmatch(student_wheel, workflow["env"]["GRADER_PACKAGE"])
     assert workflow["permissions"] == {"contents": "read"}
     steps = {step["name"]: step for step in workflow["jobs"]["grade"]["steps"]}
     checkout = steps["Check out the submission"]["with"]
