@@ -120,17 +120,6 @@ def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     return EXIT_PASS if report.suite == "submission" or report.clean else EXIT_FAIL
 
 
-def _seconds(text: str) -> float:
-    """A time limit: a positive number of seconds."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = float("nan")
-    if not seconds > 0 or seconds == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return seconds
-
-
 def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     limits = Limits(course_tests=args.time_limit, student_tests=args.time_limit)
     progress = progress_bar()
@@ -155,7 +144,246 @@ def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: C
     return EXIT_PASS
 
 
+def _seconds(text: str) -> float:
+    """A time limit: a positive number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return seconds
+
+
+SubParsers = argparse._SubParsersAction  # the object ``add_subparsers`` returns
+"""argparse's type for the subcommand table (a private name, the one typeshed exports)."""
+
+
+def _add_command(
+    subparsers: SubParsers[argparse.ArgumentParser], name: str, func: Command, help_text: str
+) -> argparse.ArgumentParser:
+    """A subcommand whose help line (in ``grader --help``) is also its description."""
+    sub = subparsers.add_parser(name, help=help_text, description=help_text)
+    sub.set_defaults(func=func)
+    return sub
+
+
+def _add_chapter(sub: argparse.ArgumentParser, action: type[argparse.Action] | None = None) -> None:
+    """The chapter id: every command's optional first positional argument."""
+    sub.add_argument(
+        "chapter",
+        nargs="?",
+        default=DEFAULT_CHAPTER,
+        choices=None if action else sorted(CHAPTERS),
+        action=action or "store",
+        metavar="CHAPTER",
+        help=f"the chapter id: {', '.join(sorted(CHAPTERS))} (default {DEFAULT_CHAPTER})",
+    )
+
+
+def _add_submission(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--submission",
+        type=Path,
+        default=DEFAULT_FOLDER,
+        metavar="DIR",
+        help=f"the submission folder (default {DEFAULT_FOLDER})",
+    )
+
+
+def _add_time_limit(sub: argparse.ArgumentParser, help_text: str) -> None:
+    sub.add_argument(
+        "--time-limit", type=_seconds, default=120.0, metavar="SECONDS", help=help_text
+    )
+
+
+def _add_jobs(sub: argparse.ArgumentParser, default: int | None, help_text: str) -> None:
+    sub.add_argument("--jobs", type=int, default=default, metavar="N", help=help_text)
+
+
+def _add_json_and_mutation_report(sub: argparse.ArgumentParser) -> None:
+    """The two report files ``check`` and ``audit`` both write."""
+    sub.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
+    sub.add_argument(
+        "--mutation-report",
+        type=Path,
+        metavar="FILE",
+        help="also write the mutation testing report (Stryker's format, schemaVersion 2)",
+    )
+
+
+def _add_start(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "start",
+        cmd_start,
+        "create the submission folder from the stub and the test skeleton",
+    )
+    _add_chapter(sub)
+    _add_submission(sub)
+    sub.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing files, after saving them beside themselves",
+    )
+
+
+def _add_tests(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "tests",
+        cmd_tests,
+        "list the course tests, the tests you must write, and the mutants",
+    )
+    _add_chapter(sub)
+    _add_submission(sub)
+
+
+def _add_tdd(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "tdd",
+        cmd_tdd,
+        "red: your tests must fail on the stub; green: they must pass on your code",
+    )
+    _add_chapter(sub)
+    sub.add_argument("stage", choices=["red", "green"], help="which stage to check")
+    _add_submission(sub)
+
+
+def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "check",
+        cmd_check,
+        "grade your code with the course tests and your tests with the mutants",
+    )
+    _add_chapter(sub)
+    _add_submission(sub)
+    _add_json_and_mutation_report(sub)
+    sub.add_argument(
+        "--gradescope", type=Path, metavar="FILE", help="also write a Gradescope results.json"
+    )
+    sub.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
+    sub.add_argument(
+        "--html", type=Path, metavar="FILE", help="also write the mutation report as a web page"
+    )
+    sub.add_argument(
+        "--mutant-titles",
+        choices=["catalog", "show", "hide"],
+        default="catalog",
+        help="show survivors' titles (the planted bug) in every report, hide them, or do as "
+        "the catalog says (default)",
+    )
+    _add_time_limit(sub, "time limit of the course tests and of your tests on the reference")
+    sub.add_argument(
+        "--tests-time-limit",
+        type=_seconds,
+        metavar="SECONDS",
+        help="time limit of your tests on the reference alone (default: --time-limit)",
+    )
+
+
+class _ChapterOrFolder(argparse.Action):
+    """``batch``'s optional chapter id before its folders.
+
+    Given two words or more, argparse hands the first to the optional chapter
+    argument; when that word is not a chapter id it is the first folder.
+    """
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[object] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if values in CHAPTERS:
+            namespace.chapter = values
+        else:
+            namespace.chapter = DEFAULT_CHAPTER
+            namespace.folders = [Path(str(values))]
+
+
+def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "batch",
+        cmd_batch,
+        "staff: grade many submission folders (one per student) into a gradebook CSV",
+    )
+    _add_chapter(sub, action=_ChapterOrFolder)
+    sub.add_argument(
+        "folders", nargs="+", action="extend", type=Path, metavar="DIR", help="submission folders"
+    )
+    sub.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports"),
+        metavar="DIR",
+        help="where to write gradebook.csv and students/NAME.json (default reports)",
+    )
+    _add_jobs(sub, 2, "submissions graded at once (default 2)")
+    _add_time_limit(
+        sub, "time limit of the course tests and of each student's tests on the reference"
+    )
+
+
+def _add_gradescope_bundle(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "gradescope-bundle",
+        cmd_gradescope_bundle,
+        "staff: build the Gradescope autograder zip from this checkout of the kit",
+    )
+    sub.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        default=Path("reports/gradescope-autograder.zip"),
+        metavar="FILE",
+        help="the zip to write (default reports/gradescope-autograder.zip)",
+    )
+
+
+def _add_diff(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "diff",
+        cmd_diff,
+        "show your radix.py against the reference, once the course tests pass",
+    )
+    _add_chapter(sub)
+    _add_submission(sub)
+
+
+def _add_audit(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "audit",
+        cmd_audit,
+        "mutmut's generated mutants of the reference against the course tests or your tests "
+        "(slow; information only, never part of the grade)",
+    )
+    _add_chapter(sub)
+    suite = sub.add_mutually_exclusive_group(required=True)
+    suite.add_argument("--course", action="store_true", help="staff: audit the course tests")
+    suite.add_argument(
+        "--submission", type=Path, metavar="DIR", help="audit the tests of this submission folder"
+    )
+    _add_json_and_mutation_report(sub)
+    sub.add_argument(
+        "--function",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="mutate only this function (RadixTree.insert or insert); repeat for more",
+    )
+    _add_jobs(sub, None, "mutants tested at once (default: the CPUs)")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """``grader``'s parser: one ``_add_<command>`` per subcommand, in the order help lists them."""
     parser = argparse.ArgumentParser(
         prog="grader",
         description="Grade a ds.07 submission: the course tests judge your code, "
@@ -165,176 +393,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks instead of one-line errors"
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def add(name: str, func: Command, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.set_defaults(func=func)
-        return sub
-
-    def chapter_argument(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument(
-            "chapter",
-            nargs="?",
-            default=DEFAULT_CHAPTER,
-            choices=sorted(CHAPTERS),
-            help=f"the chapter id (default {DEFAULT_CHAPTER})",
-        )
-
-    def chapter_and_folder(sub: argparse.ArgumentParser) -> None:
-        chapter_argument(sub)
-        sub.add_argument(
-            "--submission",
-            type=Path,
-            default=DEFAULT_FOLDER,
-            metavar="DIR",
-            help=f"the submission folder (default {DEFAULT_FOLDER})",
-        )
-
-    start = add(
-        "start", cmd_start, "create the submission folder from the stub and the test skeleton"
-    )
-    chapter_and_folder(start)
-    start.add_argument(
-        "--force",
-        action="store_true",
-        help="replace existing files, after saving them beside themselves",
-    )
-
-    tests = add(
-        "tests", cmd_tests, "list the course tests, the tests you must write, and the mutants"
-    )
-    chapter_and_folder(tests)
-
-    tdd = add(
-        "tdd", cmd_tdd, "red: your tests must fail on the stub; green: they must pass on your code"
-    )
-    tdd.add_argument("stage", choices=["red", "green"], help="which stage to check")
-    chapter_and_folder(tdd)
-
-    checking = add(
-        "check", cmd_check, "grade your code with the course tests and your tests with the mutants"
-    )
-    chapter_and_folder(checking)
-    checking.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
-    checking.add_argument(
-        "--gradescope", type=Path, metavar="FILE", help="also write a Gradescope results.json"
-    )
-    checking.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
-    checking.add_argument(
-        "--mutation-report",
-        type=Path,
-        metavar="FILE",
-        help="also write the mutation testing report (Stryker's format, schemaVersion 2)",
-    )
-    checking.add_argument(
-        "--html", type=Path, metavar="FILE", help="also write the mutation report as a web page"
-    )
-    checking.add_argument(
-        "--mutant-titles",
-        choices=["catalog", "show", "hide"],
-        default="catalog",
-        help="show survivors' titles (the planted bug) in every report, hide them, or do as "
-        "the catalog says (default)",
-    )
-    checking.add_argument(
-        "--time-limit",
-        type=_seconds,
-        default=120.0,
-        metavar="SECONDS",
-        help="time limit of the course tests and of your tests on the reference",
-    )
-    checking.add_argument(
-        "--tests-time-limit",
-        type=_seconds,
-        metavar="SECONDS",
-        help="time limit of your tests on the reference alone (default: --time-limit)",
-    )
-
-    batch = add(
-        "batch",
-        cmd_batch,
-        "staff: grade many submission folders (one per student) into a gradebook CSV",
-    )
-    batch.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="submission folders")
-    batch.add_argument(
-        "--chapter", default=DEFAULT_CHAPTER, choices=sorted(CHAPTERS), help="the chapter id"
-    )
-    batch.add_argument(
-        "--out",
-        type=Path,
-        default=Path("reports"),
-        metavar="DIR",
-        help="where to write gradebook.csv and students/NAME.json (default reports)",
-    )
-    batch.add_argument(
-        "--jobs", type=int, default=2, metavar="N", help="submissions graded at once (default 2)"
-    )
-    batch.add_argument(
-        "--time-limit",
-        type=_seconds,
-        default=120.0,
-        metavar="SECONDS",
-        help="time limit of the course tests and of each student's tests on the reference",
-    )
-
-    bundle = add(
-        "gradescope-bundle",
-        cmd_gradescope_bundle,
-        "staff: build the Gradescope autograder zip from this checkout of the kit",
-    )
-    bundle.add_argument(
-        "--output",
-        "-o",
-        type=Path,
-        default=Path("reports/gradescope-autograder.zip"),
-        metavar="FILE",
-        help="the zip to write (default reports/gradescope-autograder.zip)",
-    )
-
-    diff = add(
-        "diff", cmd_diff, "show your radix.py against the reference, once the course tests pass"
-    )
-    chapter_and_folder(diff)
-
-    audit = add(
-        "audit",
-        cmd_audit,
-        "mutmut's generated mutants of the reference against the course tests or your tests "
-        "(slow; information only, never part of the grade)",
-    )
-    chapter_argument(audit)
-    suite = audit.add_mutually_exclusive_group(required=True)
-    suite.add_argument("--course", action="store_true", help="staff: audit the course tests")
-    suite.add_argument(
-        "--submission", type=Path, metavar="DIR", help="audit the tests of this submission folder"
-    )
-    audit.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
-    audit.add_argument(
-        "--mutation-report",
-        type=Path,
-        metavar="FILE",
-        help="also write the mutation testing report (Stryker's format, schemaVersion 2)",
-    )
-    audit.add_argument(
-        "--function",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="mutate only this function (RadixTree.insert or insert); repeat for more",
-    )
-    audit.add_argument(
-        "--jobs", type=int, metavar="N", help="mutants tested at once (default: the CPUs)"
-    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (
+        _add_start,
+        _add_tests,
+        _add_tdd,
+        _add_check,
+        _add_batch,
+        _add_gradescope_bundle,
+        _add_diff,
+        _add_audit,
+    ):
+        add(subparsers)
     return parser
 
 
-def _chapter_first(argv: list[str]) -> list[str]:
-    """Let ``grader tdd ds.07 red`` mean ``grader tdd red ds.07``, as other commands take the
-    chapter id first."""
+def _stage_first(argv: list[str]) -> list[str]:
+    """Let ``grader tdd red ds.07`` (the stage first, as ``tox -e red -- ds.07`` writes it)
+    mean ``grader tdd ds.07 red``."""
     if "tdd" in argv:
         at = argv.index("tdd") + 1
-        if len(argv) > at + 1 and argv[at] in CHAPTERS and argv[at + 1] in ("red", "green"):
+        stage_then_word = len(argv) > at + 1 and argv[at] in ("red", "green")
+        if stage_then_word and not argv[at + 1].startswith("-"):
             argv = [*argv[:at], argv[at + 1], argv[at], *argv[at + 2 :]]
     return argv
 
@@ -342,7 +422,7 @@ def _chapter_first(argv: list[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(_chapter_first(list(sys.argv[1:] if argv is None else argv)))
+        args = parser.parse_args(_stage_first(list(sys.argv[1:] if argv is None else argv)))
     except SystemExit as exit_:
         return int(exit_.code or 0)
     console = Console()

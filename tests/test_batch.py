@@ -74,7 +74,8 @@ def batch(tmp_path_factory: pytest.TempPathFactory, reused_runs: ReusedRuns) -> 
     out = root / "out"
     with pytest.MonkeyPatch.context() as monkeypatch:
         reused_runs.install(monkeypatch)
-        code = grader.cli.main(["batch", *map(str, folders), "--out", str(out), "--jobs", "2"])
+        arguments = ["batch", "ds.07", *map(str, folders), "--out", str(out), "--jobs", "2"]
+        code = grader.cli.main(arguments)
     with (out / "gradebook.csv").open(encoding="utf-8", newline="") as stream:
         rows = list(csv.DictReader(stream))
     return {"code": code, "rows": {row["student"].lstrip("'"): row for row in rows}, "out": out}

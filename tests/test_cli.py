@@ -121,6 +121,36 @@ def test_an_unknown_chapter_exits_2(capsys: pytest.CaptureFixture[str], command:
     assert "invalid choice: 'ds.99'" in err and "ds.07" in err
 
 
+@pytest.mark.parametrize(
+    ("arguments", "chapter", "folders"),
+    [
+        (["a"], "ds.07", ["a"]),
+        (["a", "b"], "ds.07", ["a", "b"]),
+        (["ds.07", "a", "b"], "ds.07", ["a", "b"]),
+        (["--out", "r", "ds.07", "a"], "ds.07", ["a"]),
+    ],
+)
+def test_batch_takes_the_chapter_first_like_every_command(
+    arguments: list[str], chapter: str, folders: list[str]
+) -> None:
+    """``batch [CHAPTER] DIR...``: a first word that is a chapter id is the chapter, any other
+    is the first folder (argparse gives the first of two words to the optional chapter)."""
+    args = build_parser().parse_args(["batch", *arguments])
+    assert (args.chapter, args.folders) == (chapter, [Path(folder) for folder in folders])
+
+
+def test_every_chapter_argument_comes_first() -> None:
+    """One chapter style: each subcommand that takes a chapter takes it as its first
+    positional argument, named the same way."""
+    with_chapter = set()
+    for name, parser in subparsers()[0].items():
+        positionals = [action for action in parser._actions if not action.option_strings]
+        if any(action.dest == "chapter" for action in positionals):
+            assert positionals[0].dest == "chapter" and positionals[0].metavar == "CHAPTER", name
+            with_chapter.add(name)
+    assert with_chapter >= SUBCOMMANDS | {"batch", "audit"}
+
+
 def test_the_library_refuses_an_unknown_chapter() -> None:
     """``load_chapter`` raises the one user-facing error type, with the usage exit status."""
     with pytest.raises(GraderError) as caught:
@@ -268,6 +298,7 @@ def test_tdd_with_the_model_answer(capsys: pytest.CaptureFixture[str], tmp_path:
     folder = tmp_path / "submission"
     start(capsys, folder)
     model_answer(folder)
+    # The stage may come before the chapter id, as `tox -e red -- ds.07` writes it.
     code, out, _ = run(capsys, "tdd", "red", "ds.07", "--submission", str(folder))
     assert (code, lines_of(out)[-1]) == (
         EXIT_PASS,
@@ -276,7 +307,7 @@ def test_tdd_with_the_model_answer(capsys: pytest.CaptureFixture[str], tmp_path:
     code, out, _ = run(capsys, "tdd", "green", "--submission", str(folder))
     assert (code, lines_of(out)[-1]) == (EXIT_PASS, "tdd green: every test passes.")
     assert all(line.endswith(": passed") for line in lines_of(out)[:-1])
-    # The chapter id may come first, as in `grader check ds.07`.
+    # The chapter id first, as every command takes it.
     code, out, _ = run(capsys, "tdd", "ds.07", "green", "--submission", str(folder))
     assert (code, lines_of(out)[-1]) == (EXIT_PASS, "tdd green: every test passes.")
 
