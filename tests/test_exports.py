@@ -461,8 +461,12 @@ def test_summary_shows_verdict_score_and_survivors(examples: dict[str, CheckRepo
     assert text.startswith("## ❌ ds.07: FAIL (mutation score 0.17 below 0.70; required mutant")
     assert "| mutation score | 0.17 (3/18 killed), threshold 0.70 |" in text
     assert "| required mutants | s11 **survived** |" in text
-    survivors = re.findall(r"^\| (\w+) \| Survived", text, re.M)
-    assert survivors == [m.id for m in CHAPTER.mutants if m.id not in ("s02", "s05", "m03")]
+    table = text.partition("| mutant | the planted bug |")[2]
+    survivors = re.findall(r"^\| ([sm]\d\d)(?: \(\*\*required[^|]*)? \| (.*) \|$", table, re.M)
+    expected = [m for m in CHAPTER.mutants if m.id not in ("s02", "s05", "m03")]
+    assert survivors == [(m.id, m.title) for m in expected]
+    assert "| s11 (**required**: no pass while it survives) |" in text
+    assert text.count("every one of your tests passed on it") == 1  # the advice, said once
     invalid = report_to_markdown(CHAPTER, examples["fails_on_reference"])
     assert "### Problems with your tests" in invalid and "Surviving" not in invalid
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, MutantStatus
+from grader.commands.check import CheckReport, MutantResult, MutantStatus
 from grader.grade import grade
-from grader.output.wording import NOT_MEASURED, mutant_outcome
+from grader.output.wording import NOT_MEASURED
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 
@@ -64,9 +64,24 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
         lines += ["", NOT_MEASURED] if mutation is None else []
     survivors = mutation.survivors if mutation else ()
     if survivors:
-        lines += ["", "### Surviving mutants", "", "| mutant | what it means |", "| --- | --- |"]
-        lines += [f"| {m.id} | {_cell(mutant_outcome(chapter, m))} |" for m in survivors]
+        lines += ["", "### Surviving mutants", "", SURVIVOR_ADVICE.format(chapter.implementation)]
+        lines += ["", "| mutant | the planted bug |", "| --- | --- |"]
+        lines += [f"| {_survivor(chapter, m)} |" for m in survivors]
     return "\n".join(lines) + "\n"
+
+
+SURVIVOR_ADVICE = (
+    "Each mutant below is a copy of `{}` with one bug planted, and every one of your tests "
+    "passed on it: write a test that passes on a correct tree and fails on the bug."
+)
+"""Said once above the survivors' table, not once per row."""
+
+
+def _survivor(chapter: Chapter, mutant: MutantResult) -> str:
+    """A survivor's row: its id, marked when required, and its title when titles are shown."""
+    flag = " (**required**: no pass while it survives)" if mutant.id in chapter.required else ""
+    title = _cell(mutant.title) if chapter.show_mutant_titles else "(hidden)"
+    return f"{mutant.id}{flag} | {title}"
 
 
 def append_step_summary(
