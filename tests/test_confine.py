@@ -1,0 +1,138 @@
+"""The operating system's confinement of untrusted processes keeps what its level promises.
+
+Every test here holds whatever the machine allows: a level the machine does
+not reach is asserted to be reported lower, and the promises of the level
+that is reached are checked. As root (CI runs as root) the confined path
+itself runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from grader.catalog import kit_root
+from grader.sandbox import confine
+from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolation_level
+from grader.sandbox.zygote import descendants
+
+
+def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str, Any], int]:
+    """What a confined child sees of the machine, and its exit code as the parent reads it."""
+    read_end, write_end = os.pipe()
+    pid = confine.fork_confined(confinement, workdir)
+    if pid == 0:  # the confined child: report and end by a signal
+        try:
+            os.close(read_end)
+            seen: dict[str, Any] = {
+                "uid": os.getuid(),
+                "gid": os.getgid(),
+                "groups": os.getgroups(),
+                "pid": os.getpid(),
+                "processes": len([name for name in os.listdir("/proc") if name.isdigit()]),
+                "hidden": [os.listdir(folder) for folder in confinement.hidden],
+                "kit_writable": os.access(kit_root(), os.W_OK),
+                "workdir_writable": os.access(workdir, os.W_OK),
+            }
+            try:
+                socket.create_connection(("127.0.0.1", 9), timeout=1).close()
+                seen["network"] = "connected"
+            except OSError as error:
+                seen["network"] = error.strerror
+            os.write(write_end, json.dumps(seen).encode())
+            os.kill(os.getpid(), 15)
+        finally:
+            os._exit(3)
+    os.close(write_end)
+    data = b""
+    while chunk := os.read(read_end, 65536):
+        data += chunk
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    return json.loads(data), confine.exit_code(status, confinement)
+
+
+def test_root_reaches_a_level_above_none_and_others_report_none() -> None:
+    level = isolation_level()
+    assert level in LEVELS
+    if os.geteuid() != 0:
+        assert level == "none"
+    else:
+        # CI runs as root: a root grader that cannot confine is a finding, not a skip.
+        assert level != "none"
+
+
+def test_the_level_reached_keeps_its_promises(tmp_path: Path) -> None:
+    level = isolation_level()
+    confinement = confinement_for(level, kit_root())
+    workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"confine-{os.getpid()}"
+    workdir.mkdir()
+    try:
+        confine.hand_over([workdir], confinement)
+        seen, code = observe_confined(confinement, workdir)
+    finally:
+        workdir.rmdir()
+    assert code == -15
+    assert seen["workdir_writable"]
+    if level == "none":
+        assert seen["uid"] == os.getuid()
+        return
+    assert (seen["uid"], seen["gid"], seen["groups"]) == (65534, 65534, [])
+    assert not seen["kit_writable"]
+    if level == "namespaces":
+        assert seen["pid"] == 2 and seen["processes"] == 2
+        assert seen["hidden"] == [[] for _ in confinement.hidden] and confinement.hidden
+        assert seen["network"] == "Network is unreachable"
+
+
+def test_a_confined_run_leaves_no_process_once_its_pid_is_killed() -> None:
+    """At the ``namespaces`` level, killing the pid ``fork_confined`` returned ends every
+    process of the run, even a detached grandchild; at every level the run's processes
+    carry the mark the grader's sweep looks for."""
+    confine.become_subreaper()  # orphans come here, where the test can see them
+    confinement = confinement_for(isolation_level(), kit_root())
+    read_end, write_end = os.pipe()
+    pid = confine.fork_confined(confinement, Path("/"))
+    if pid == 0:
+        try:
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.write(write_end, b"up")
+                    time.sleep(60)
+                os._exit(0)
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    assert os.read(read_end, 2) == b"up"
+    os.close(read_end)
+    run = descendants(os.getpid())
+    assert run and all(confine.is_untrusted(process) for process in run)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    if isolation_level() == "namespaces":
+        deadline = time.monotonic() + 5
+        while descendants(os.getpid()) and time.monotonic() < deadline:
+            reap_any()
+            time.sleep(0.02)
+        assert descendants(os.getpid()) == []
+    for stray in descendants(os.getpid()):  # below namespaces, the grader's sweep does this
+        os.kill(stray, 9)
+    reap_any()
+
+
+def reap_any() -> None:
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+def test_a_process_without_the_mark_is_not_taken_for_a_run() -> None:
+    assert not confine.is_untrusted(os.getpid())
+    assert not confine.is_untrusted(1)
