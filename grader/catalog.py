@@ -81,6 +81,8 @@ class Chapter:
     stub_tests: Path
     model_tests: Path
     course_test_file: Path
+    staff_only: tuple[str, ...] = ()
+    """Kit files (paths from the kit's root, ``*`` globs) the student edition leaves out."""
 
     def mutant(self, mutant_id: str) -> Mutant:
         for mutant in self.mutants:
@@ -141,6 +143,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         stub_tests=root / "student" / student_tests,
         model_tests=root / "reference" / student_tests,
         course_test_file=root / "course_tests" / str(head["course_tests"]),
+        staff_only=tuple(str(p) for p in data.get("release", {}).get("staff_only", [])),
     )
     ids = [m.id for m in chapter.mutants]
     if len(set(ids)) != len(ids) or (not set(chapter.required) <= set(ids) and ids):

@@ -22,6 +22,7 @@ from grader.commands.batch import grade_batch
 from grader.commands.bundle import build_bundle
 from grader.commands.check import Limits, check
 from grader.commands.diff import diff_against_reference
+from grader.commands.release import build_release
 from grader.commands.tdd import run_tdd
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE, GraderError
 from grader.output.audit import audit_mutation_report_json, audit_to_json, render_audit
@@ -34,6 +35,7 @@ from grader.output.terminal import (
     render_catalog,
     render_check,
     render_diff,
+    render_release,
     render_start,
     render_tdd,
 )
@@ -141,6 +143,11 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     render_bundle(console, build_bundle(args.output))
+    return EXIT_PASS
+
+
+def cmd_release(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_release(console, build_release("staff" if args.staff else "student", args.output))
     return EXIT_PASS
 
 
@@ -346,6 +353,30 @@ def _add_gradescope_bundle(subparsers: SubParsers[argparse.ArgumentParser]) -> N
     )
 
 
+def _add_release(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "release",
+        cmd_release,
+        "staff: build the kit's wheel for students (no model answer) or for staff (everything)",
+    )
+    edition = sub.add_mutually_exclusive_group(required=True)
+    edition.add_argument(
+        "--student",
+        action="store_true",
+        help="the student edition: leaves out what the catalog marks staff-only",
+    )
+    edition.add_argument("--staff", action="store_true", help="the staff edition: the whole kit")
+    sub.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        default=Path("dist"),
+        metavar="DIR",
+        help="the folder to write the wheel and constraints.txt into (default dist)",
+    )
+
+
 def _add_diff(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     sub = _add_command(
         subparsers,
@@ -401,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_check,
         _add_batch,
         _add_gradescope_bundle,
+        _add_release,
         _add_diff,
         _add_audit,
     ):

@@ -70,7 +70,7 @@ def build_bundle(output: Path, root: Path | None = None) -> Bundle:
             for script in SCRIPTS:
                 _add(bundle, root / "autograder" / script, script, EXECUTABLE)
                 names.append(script)
-            for path in _kit_files(root):
+            for path in kit_files(root):
                 name = "kit/" + path.relative_to(root).as_posix()
                 _add(bundle, path, name, 0o644)
                 names.append(name)
@@ -84,7 +84,7 @@ def build_bundle(output: Path, root: Path | None = None) -> Bundle:
     return Bundle(output, tuple(names), constraints)
 
 
-def _kit_files(root: Path) -> Iterator[Path]:
+def kit_files(root: Path) -> Iterator[Path]:
     """The files of ``KIT_PARTS``, without caches, hidden files or a bundled ``grader/kit``."""
     for part in KIT_PARTS:
         path = root / part

@@ -18,6 +18,7 @@ from grader.submission import StartResult
 if TYPE_CHECKING:  # annotations only: grader.commands.bundle itself draws with render_check
     from grader.commands.batch import BatchResult
     from grader.commands.bundle import Bundle
+    from grader.commands.release import Release
 
 STATUS_STYLE = {
     "passed": "green",
@@ -205,3 +206,14 @@ def render_bundle(console: Console, bundle: Bundle) -> None:
         "Upload it as the autograder of a Gradescope programming assignment "
         "(Configure Autograder > Zip file upload)."
     )
+
+
+def render_release(console: Console, release: Release) -> None:
+    console.print(f"wrote {release.wheel} ({release.edition} edition) and {release.constraints}")
+    for relative in release.left_out:
+        console.print(f"  left out (staff only): {relative}")
+    if release.edition == "student":
+        console.print(
+            "Hand this folder to students; they install it with "
+            f"pip install {release.wheel.name} -c {release.constraints.name}"
+        )
