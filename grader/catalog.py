@@ -1,8 +1,10 @@
 """The chapter catalog: what the kit knows about a chapter, read from ``mutants/catalog.toml``.
 
 Everything else in the grader (test names, mutant titles, the threshold,
-where a submission keeps its files) comes from here, so a new chapter is a new
-catalog and a new content folder, not new code.
+where a submission keeps its files, the module the tests import and its
+public names) comes from here: no other code names a chapter, its module or
+its files. A new chapter is its content (reference, stub, course tests,
+patches), its catalog, and one line in ``CHAPTERS`` saying where that lies.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class Chapter:
     id: str
     title: str
     module: str
+    interface: frozenset[str]
     implementation: str
     student_tests: str
     threshold: float
@@ -113,6 +116,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         id=str(head["id"]),
         title=str(head["title"]),
         module=str(head["module"]),
+        interface=frozenset(str(name) for name in head["interface"]),
         implementation=implementation,
         student_tests=student_tests,
         threshold=float(head["threshold"]),

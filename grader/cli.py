@@ -417,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     """``grader``'s parser: one ``_add_<command>`` per subcommand, in the order help lists them."""
     parser = argparse.ArgumentParser(
         prog="grader",
-        description="Grade a ds.07 submission: the course tests judge your code, "
+        description=f"Grade a {DEFAULT_CHAPTER} submission: the course tests judge your code, "
         "planted mutants judge your tests.",
     )
     parser.add_argument("--version", action="version", version=f"grader {__version__}")

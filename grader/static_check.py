@@ -10,12 +10,13 @@ second time at run time (see ``grader.sandbox.zygote``), but reading the code of
 module under test cannot be stopped inside the process that runs it: this
 check is the layer that stops it.
 
-The rules are an allow-list where one is possible (which modules, which names
-of ``radix``) and a deny-list of the known ways around it elsewhere: dunder
-names and strings, private attributes, frames and tracebacks, code objects,
-dynamic attribute access (``getattr``, ``operator.attrgetter``,
-``str.format`` fields), string annotations that ``typing`` would evaluate,
-and unseeded randomness.
+The rules are an allow-list where one is possible (which modules, which
+names of the module under test: the chapter's ``module`` and ``interface``)
+and a deny-list of the known ways around it elsewhere: dunder names and
+strings, private attributes, frames and tracebacks, code objects, dynamic
+attribute access (``getattr``, ``operator.attrgetter``, ``str.format``
+fields), string annotations that ``typing`` would evaluate, and unseeded
+randomness.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from dataclasses import dataclass
 
 ALLOWED_MODULES = frozenset(
     {
-        "radix",
         "pytest",
         "hypothesis",
         "hypothesis.strategies",
@@ -45,8 +45,7 @@ ALLOWED_MODULES = frozenset(
         "enum",
     }
 )
-RADIX_NAMES = frozenset({"RadixTree", "ROOT", "NodeId"})
-"""The whole public interface of ``radix`` (docs: spec/python-interface.md)."""
+"""Modules a test file may import besides the module under test."""
 
 MODULE_ATTRIBUTES = frozenset(
     {
@@ -222,9 +221,13 @@ class Violation:
         return f"{filename} line {self.line}: {self.rule}"
 
 
-def check_test_source(source: str) -> tuple[list[Violation], list[str]]:
+def check_test_source(
+    source: str, module: str, interface: frozenset[str]
+) -> tuple[list[Violation], list[str]]:
     """Return the rule violations of a test file and the names of its top-level tests.
 
+    ``module`` is the name the tests import the implementation under and
+    ``interface`` its public names (the chapter's ``module`` and ``interface``).
     A file that does not parse yields one violation naming the syntax error.
     """
     try:
@@ -233,7 +236,7 @@ def check_test_source(source: str) -> tuple[list[Violation], list[str]]:
         return [
             Violation(error.lineno or 0, f"syntax error: {error.msg}; fix it and run again")
         ], []
-    visitor = _Rules(_imported_names(tree))
+    visitor = _Rules(_imported_names(tree), module, interface)
     visitor.visit(tree)
     tests = [
         node.name
@@ -268,9 +271,12 @@ def _root_name(node: ast.expr) -> str | None:
 
 
 class _Rules(ast.NodeVisitor):
-    def __init__(self, imported: dict[str, str]) -> None:
+    def __init__(self, imported: dict[str, str], module: str, interface: frozenset[str]) -> None:
         self.violations: list[Violation] = []
         self.imported = imported
+        self.module = module
+        self.interface = interface
+        self.allowed_modules = ALLOWED_MODULES | {module}
         self.line_offset = 0
 
     def _flag(self, node: ast.AST, rule: str) -> None:
@@ -278,7 +284,7 @@ class _Rules(ast.NodeVisitor):
         self.violations.append(Violation(line, rule))
 
     # ------------------------------------------------------------------
-    # Imports: an allow-list of modules, and only the public names of radix.
+    # Imports: an allow-list of modules, and only the public names of the module under test.
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -287,13 +293,13 @@ class _Rules(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
-            self._flag(node, "relative imports are not allowed: import radix by its name")
+            self._flag(node, f"relative imports are not allowed: import {self.module} by its name")
         self._check_module(node, node.module or "")
         for alias in node.names:
             if alias.name.startswith("_") and alias.name != "annotations":
                 self._flag(node, f"importing the private name {alias.name!r} is not allowed")
-            elif node.module == "radix" and alias.name not in RADIX_NAMES:
-                self._flag(node, _not_in_interface(alias.name))
+            elif node.module == self.module and alias.name not in self.interface:
+                self._flag(node, self._not_in_interface(alias.name))
             elif node.module == "random" and alias.name != "Random":
                 self._flag(node, _UNSEEDED)
             elif alias.name in MODULE_ATTRIBUTES | INTROSPECTION_ATTRIBUTES:
@@ -301,8 +307,8 @@ class _Rules(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _check_module(self, node: ast.AST, module: str) -> None:
-        if module not in ALLOWED_MODULES:
-            allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
+        if module not in self.allowed_modules:
+            allowed = ", ".join(sorted(self.allowed_modules - {"__future__"}))
             self._flag(node, f"import of {module!r} is not allowed (allowed: {allowed})")
 
     # ------------------------------------------------------------------
@@ -321,8 +327,8 @@ class _Rules(ast.NodeVisitor):
             self._flag(
                 node, f"attribute {attr!r} inspects code or objects: test behaviour, not code"
             )
-        elif base == "radix" and attr not in RADIX_NAMES:
-            self._flag(node, _not_in_interface(attr))
+        elif base == self.module and attr not in self.interface:
+            self._flag(node, self._not_in_interface(attr))
         elif base == "random" and attr != "Random":
             self._flag(node, _UNSEEDED)
         elif base == "pytest" and attr in FORBIDDEN_PYTEST:
@@ -447,6 +453,10 @@ class _Rules(ast.NodeVisitor):
                         f"changing {root!r} (imported) is monkeypatching: tests may only call it",
                     )
 
+    def _not_in_interface(self, name: str) -> str:
+        public = ", ".join(sorted(self.interface))
+        return f"{self.module}.{name} is not part of the interface: tests may use only {public}"
+
     def visit_Global(self, node: ast.Global) -> None:
         self._flag(node, "'global' is not allowed: tests must not share state")
         self.generic_visit(node)
@@ -463,7 +473,3 @@ _UNSEEDED = (
     "unseeded randomness is not allowed: use random.Random(SEED) with a fixed seed, or hypothesis"
 )
 
-
-def _not_in_interface(name: str) -> str:
-    public = ", ".join(sorted(RADIX_NAMES))
-    return f"radix.{name} is not part of the interface: tests may use only {public}"

@@ -122,7 +122,7 @@ def without_static_check(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         grader.commands.check,
         "check_test_source",
-        lambda source: ([], check_test_source(source)[1]),
+        lambda *arguments: ([], check_test_source(*arguments)[1]),
     )
 
 
@@ -291,7 +291,8 @@ def test_the_kits_own_test_files_pass_the_static_check() -> None:
     files += sorted((KIT / "tests" / "fixtures" / "submissions").rglob("test_*.py"))
     for path in files:
         if "syntax_error" not in str(path):
-            violations, _ = check_test_source(path.read_text(encoding="utf-8"))
+            source = path.read_text(encoding="utf-8")
+            violations, _ = check_test_source(source, CHAPTER.module, CHAPTER.interface)
             assert violations == [], (path, violations)
 
 
@@ -302,6 +303,7 @@ def test_the_kits_own_test_files_pass_the_static_check() -> None:
 def run(pool: WorkerPool, source: str, implementation: str = REFERENCE, **job: Any) -> RunResult:
     """Run the test file ``source`` against ``implementation`` in the pool."""
     job.setdefault("time_limit", 10.0)
+    job.setdefault("module", CHAPTER.module)
     return pool.run(Job(implementation, "test_hostile.py", textwrap.dedent(source).lstrip(), **job))
 
 

@@ -42,7 +42,7 @@ def course_run(pool: WorkerPool, implementation: str) -> RunResult:
 
 def model_answer_run(pool: WorkerPool, implementation: str) -> RunResult:
     tests = CHAPTER.model_tests
-    return pool.run(Job(implementation, tests.name, tests.read_text(), time_limit=60))
+    return pool.run(Job(implementation, tests.name, tests.read_text(), 60, CHAPTER.module))
 
 
 def reference_source(chapter: Chapter = CHAPTER) -> str:

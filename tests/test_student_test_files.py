@@ -14,6 +14,7 @@ import pytest
 
 from grader.catalog import load_chapter
 from grader.sandbox.pool import Job, WorkerPool, interpret
+from grader.static_check import check_test_source
 
 CHAPTER = load_chapter()
 REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
@@ -59,7 +60,7 @@ def test_unittest_test_cases_run_under_the_graders_pytest_options(pool: WorkerPo
         TestInserts = Inserts.TestCase
         """
     )
-    result = pool.run(Job(REFERENCE, "test_styles.py", source, 60.0))
+    result = pool.run(Job(REFERENCE, "test_styles.py", source, 60.0, CHAPTER.module))
     assert result.status == "completed", result.output
     assert {o.name: o.status for o in result.outcomes} == {
         "TestEmptyTree::test_empty": "passed",
@@ -83,3 +84,18 @@ def test_events_that_are_not_the_recorders_are_dropped_and_the_run_is_crashed() 
     result = interpret({**record, "events": fine, "exit_code": 0})
     assert result.status == "completed" and result.outcome("test_x") == "passed"
     assert interpret({**record, "events": 12, "exit_code": 0}).outcomes == ()
+
+
+def test_the_module_under_test_is_the_chapters(pool: WorkerPool) -> None:
+    """Nothing in the grader names ``radix``: a chapter whose module is ``heap`` gets its
+    implementation as ``heap.py``, its own public names allowed, and ``radix`` refused."""
+    source = "from heap import SIZE\n\n\ndef test_size() -> None:\n    assert SIZE == 3\n"
+    violations, tests = check_test_source(source, "heap", frozenset({"SIZE"}))
+    assert (violations, tests) == ([], ["test_size"])
+    refused, _ = check_test_source("import radix\nfrom heap import LIMIT\n", "heap", frozenset())
+    assert [v.line for v in refused] == [1, 2]
+    assert refused[0].rule.startswith("import of 'radix' is not allowed")
+    assert refused[1].rule.startswith("heap.LIMIT is not part of the interface")
+    result = pool.run(Job("SIZE = 3\n", "test_heap.py", source, 60.0, "heap"))
+    assert result.status == "completed", result.output
+    assert [(o.name, o.status) for o in result.outcomes] == [("test_size", "passed")]

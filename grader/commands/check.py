@@ -187,7 +187,8 @@ class CheckReport:
 def course_tests_job(chapter: Chapter, implementation: str, time_limit: float) -> Job:
     """The run of the course tests against ``implementation``."""
     test_file = chapter.course_test_file
-    return Job(implementation, test_file.name, test_file.read_text(encoding="utf-8"), time_limit)
+    source = test_file.read_text(encoding="utf-8")
+    return Job(implementation, test_file.name, source, time_limit, chapter.module)
 
 
 def student_tests_job(
@@ -207,6 +208,7 @@ def student_tests_job(
         name,
         tests,
         time_limit,
+        chapter.module,
         reverse=reverse,
         hash_seed=hash_seed,
         outcomes_only=outcomes_only,
@@ -308,7 +310,7 @@ def _validate(
     if submission.tests is None:
         problem = submission.tests_problem or "no test file"
         return StudentTestsResult(False, (problem,), tuple(required), (), 0.0)
-    violations, tests = check_test_source(submission.tests)
+    violations, tests = check_test_source(submission.tests, chapter.module, chapter.interface)
     # A file that does not parse names no tests; calling them all missing would mislead.
     parsed = not any(v.rule.startswith("syntax error") for v in violations)
     missing = tuple(name for name in required if name not in tests) if parsed else ()

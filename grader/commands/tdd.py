@@ -33,7 +33,7 @@ def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60
     submission = read_submission(chapter, folder)
     if submission.tests is None:
         return TddResult(stage, {}, (submission.tests_problem or "no test file",))
-    violations, names = check_test_source(submission.tests)
+    violations, names = check_test_source(submission.tests, chapter.module, chapter.interface)
     if violations:
         return TddResult(stage, {}, tuple(v.describe(chapter.student_tests) for v in violations))
     if stage == "red":

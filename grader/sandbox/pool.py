@@ -91,6 +91,8 @@ class Job:
     test_name: str
     test_source: str
     time_limit: float
+    module: str
+    """The name the tests import ``implementation`` under (the chapter's ``module``)."""
     reverse: bool = False
     hash_seed: int = FIXED_HASH_SEED
     outcomes_only: bool = False

@@ -6,7 +6,8 @@ the child's pid, then the run's record, out on stdout. Each child:
 
 - runs in a new session (its own process group, out of reach of the
   terminal's Ctrl-C), so the whole group can be killed at once;
-- works in a fresh folder holding only ``radix.py``, the one test file, an
+- works in a fresh folder holding only the implementation (the job's
+  ``module`` plus ``.py``), the one test file, an
   empty ``pytest.ini`` and its own ``home`` and ``tmp``, with a clean
   environment, fixed-size resource limits and no inherited files;
 - sees every implementation the same way: the same module name, file name,
@@ -159,7 +160,7 @@ def run_job(job: dict[str, Any], scratch: Path) -> dict[str, Any]:
 
 def _lay_out(folder: Path, job: dict[str, Any]) -> Path:
     """Write the run's files; every implementation gets the same name, place and mtime."""
-    implementation = folder / "radix.py"
+    implementation = folder / f"{job['module']}.py"
     implementation.write_text(job["implementation"], encoding="utf-8")
     os.utime(implementation, (EPOCH, EPOCH))
     (folder / "tests").mkdir()
