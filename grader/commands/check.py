@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -91,6 +91,16 @@ class MutantResult:
     message: str = field(default="", compare=False)
 
 
+@dataclass(frozen=True)
+class StudentTestWorth:
+    """What one of the student's tests earns: the mutants it kills, and the tests that make it
+    redundant (each kills every mutant this one kills; empty when it kills nothing)."""
+
+    name: str
+    kills: tuple[str, ...]
+    covered_by: tuple[str, ...]
+
+
 def kills_needed(threshold: float, total: int) -> int:
     """The fewest kills of ``total`` mutants that meet ``threshold``: 13 of 18 at 0.70.
 
@@ -145,6 +155,28 @@ class MutationResult:
     @property
     def passed(self) -> bool:
         return self.enough_killed and not self.missed_required and not self.errors
+
+    def worth(self, tests: Sequence[str]) -> tuple[StudentTestWorth, ...]:
+        """Each test's kills, for ``tests`` (the file's tests, in its order) and any other test
+        that killed a mutant; a timeout counts for the tests that failed before it."""
+        kills: dict[str, list[str]] = {name: [] for name in tests}
+        for mutant in self.mutants:
+            if mutant.status in ("killed", "timeout"):
+                for name in mutant.killed_by:
+                    kills.setdefault(name, []).append(mutant.id)
+        sets = {name: set(ids) for name, ids in kills.items()}
+        return tuple(
+            StudentTestWorth(
+                name,
+                tuple(ids),
+                tuple(
+                    other
+                    for other, theirs in sets.items()
+                    if ids and other != name and sets[name] <= theirs
+                ),
+            )
+            for name, ids in kills.items()
+        )
 
 
 @dataclass(frozen=True)

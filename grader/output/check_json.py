@@ -14,7 +14,7 @@ from typing import Any
 
 from grader.commands.check import CheckReport
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "check-report.schema.json"
 
 
@@ -53,6 +53,10 @@ def report_to_dict(report: CheckReport) -> dict[str, Any]:
             "mutants": {
                 m.id: {"status": m.status, "killed_by": list(m.killed_by), "title": m.title}
                 for m in mutation.mutants
+            },
+            "worth": {
+                w.name: {"kills": list(w.kills), "covered_by": list(w.covered_by)}
+                for w in mutation.worth(student.tests)
             },
         },
         "timings": dict(report.timings),

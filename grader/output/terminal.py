@@ -148,6 +148,7 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
         for mutant in mutation.mutants:
             table.add_row(mutant.id, _styled(mutant.status), "\n".join(mutant.killed_by))
         console.print(table)
+        _render_worth(console, report)
         survivors = mutation.survivors
         if survivors and chapter.show_mutant_titles:
             console.print("What your tests miss (each survivor's planted bug):")
@@ -162,6 +163,33 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     else:
         console.print("Mutation score: not measured until your tests are valid")
     console.print(_verdict_line(report))
+
+
+def _render_worth(console: Console, report: CheckReport) -> None:
+    """Each of the student's tests with the mutants it kills; the ones that add nothing named."""
+    if report.mutation is None:
+        return
+    worth = report.mutation.worth(report.student_tests.tests)
+    table = Table(title="What each of your tests is worth")
+    table.add_column("your test", overflow="fold")
+    table.add_column("kills", overflow="fold")
+    table.add_column("note", overflow="fold")
+    for test in worth:
+        note = ""
+        if not test.kills:
+            note = "[yellow]kills nothing[/]"
+        elif test.covered_by:
+            note = f"every kill also made by {', '.join(test.covered_by)}"
+        table.add_row(escape(test.name), " ".join(test.kills), escape(note))
+    console.print(table)
+    idle = [test.name for test in worth if not test.kills]
+    if idle:
+        console.print(f"Tests that kill no mutant: {escape(', '.join(idle))}")
+    covered = [test.name for test in worth if test.covered_by]
+    if covered:
+        console.print(
+            "Tests whose every kill another test also makes: " + escape(", ".join(covered))
+        )
 
 
 def _verdict_line(report: CheckReport) -> str:
