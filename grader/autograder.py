@@ -10,7 +10,6 @@ in the scripts), so the kit's tests run the same code against a temporary folder
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from grader.commands.check import Limits, check
 from grader.errors import describe
 from grader.locate import locate
 from grader.output.files import write_atomically
-from grader.output.gradescope import gradescope_json
+from grader.output.gradescope import gradescope_json, not_graded_json
 from grader.output.terminal import render_check
 
 
@@ -41,23 +40,11 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
     except Exception as error:  # the student still gets a results file that explains
         message = describe(error)
         console.print(f"grader: could not grade the submission: {message}")
-        write_atomically(results, _not_graded(message))
+        write_atomically(results, not_graded_json(message))
         return False
     render_check(console, chapter, report)
     write_atomically(results, gradescope_json(chapter, report))
     return True
-
-
-def _not_graded(message: str) -> str:
-    results = {
-        "score": 0.0,
-        "output": "The autograder could not grade this submission, through no fault of "
-        f"the submission's own; staff have been told. ({message})",
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "tests": [],
-    }
-    return json.dumps(results, indent=2) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

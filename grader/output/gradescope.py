@@ -6,8 +6,10 @@ The format is Gradescope's autograder specification
 submission, and ``tests``: one entry per course test (with its points), one
 for the validity of the student's tests, one carrying the mutation points, and
 one per planted mutant (passed when killed; no points of its own, since the
-mutation points depend on the count of kills, not on which). The tests hold
-every file this writes to ``grader/output/schemas/gradescope-results.schema.json``.
+mutation points depend on the count of kills, not on which). When the kit
+itself fails, ``not_graded_json`` is the file instead: score 0, the reason, no
+tests. The tests hold every file this writes to
+``grader/output/schemas/gradescope-results.schema.json``.
 """
 
 from __future__ import annotations
@@ -84,17 +86,35 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
                 "visibility": VISIBLE,
             }
         )
+    return _results(points.points, _summary(chapter, report, points), tests)
+
+
+def gradescope_json(chapter: Chapter, report: CheckReport) -> str:
+    return _as_json(gradescope_results(chapter, report))
+
+
+def not_graded_json(message: str) -> str:
+    """The results file when the kit itself failed: score 0, and why, with no tests."""
+    output = (
+        "The autograder could not grade this submission, through no fault of "
+        f"the submission's own; staff have been told. ({message})"
+    )
+    return _as_json(_results(0.0, output, []))
+
+
+def _results(score: float, output: str, tests: list[dict[str, Any]]) -> dict[str, Any]:
+    """The top level of every results file: students see it, not the autograder's log."""
     return {
-        "score": points.points,
-        "output": _summary(chapter, report, points),
+        "score": score,
+        "output": output,
         "visibility": VISIBLE,
         "stdout_visibility": "hidden",
         "tests": tests,
     }
 
 
-def gradescope_json(chapter: Chapter, report: CheckReport) -> str:
-    return json.dumps(gradescope_results(chapter, report), indent=2, ensure_ascii=False) + "\n"
+def _as_json(results: dict[str, Any]) -> str:
+    return json.dumps(results, indent=2, ensure_ascii=False) + "\n"
 
 
 def _mutation_output(report: CheckReport) -> str:
