@@ -19,9 +19,9 @@ from rich.console import Console
 from grader.catalog import DEFAULT_CHAPTER, Chapter, load_chapter
 from grader.commands.check import Limits, check
 from grader.errors import describe
-from grader.locate import locate
+from grader.locate import AmbiguousSubmission, locate
 from grader.output.files import write_atomically
-from grader.output.gradescope import gradescope_json, not_graded_json
+from grader.output.gradescope import gradescope_json, not_graded_json, refused_json
 from grader.output.terminal import render_check
 
 
@@ -36,7 +36,13 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
     submission = root / "submission"
     console = Console(width=100)
     try:
-        report = check(locate(chapter, submission), submission, limits or Limits())
+        located = locate(chapter, submission)
+    except AmbiguousSubmission as refused:  # the student's to fix: say so, as a fail
+        console.print(f"grader: {refused.message}")
+        write_atomically(results, refused_json(refused.message))
+        return True
+    try:
+        report = check(located, submission, limits or Limits())
     except Exception as error:  # the student still gets a results file that explains
         message = describe(error)
         console.print(f"grader: could not grade the submission: {message}")

@@ -94,7 +94,7 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         )
     render_check(console, chapter, report)
     if args.json:
-        write_atomically(args.json, report_to_json(report))
+        write_atomically(args.json, report_to_json(report, chapter))
     files = ReportFiles(args.gradescope, args.junit, args.mutation_report, args.html)
     write_reports(chapter, report, files)
     append_step_summary(chapter, report)

@@ -8,6 +8,15 @@ few levels down without following links, and returns a chapter whose paths
 name the files found. Nothing is copied or moved, so every rule on reading a
 submission (no links out of the folder, size, encoding) still applies, and
 every message names the student's own path.
+
+Two rules keep the grade on the student's own work:
+
+- the kit's own folders are never searched: ``reference/`` (the model
+  answer), ``student/`` (the stub), ``course_tests/``, ``mutants/``,
+  ``wheats/`` anywhere, and inside a folder that holds ``mutants/catalog.toml``
+  (a copy of the kit) every folder the kit ships;
+- when more than one file of that name remains, nothing is guessed:
+  ``AmbiguousSubmission`` lists them all, and the student keeps one.
 """
 
 from __future__ import annotations
@@ -16,7 +25,8 @@ import dataclasses
 import os
 from pathlib import Path, PurePosixPath
 
-from grader.catalog import Chapter
+from grader.catalog import CHAPTERS, Chapter
+from grader.errors import EXIT_FAIL, GraderError
 
 MAX_DEPTH = 3
 """How many folders below the submission folder a file may lie."""
@@ -24,15 +34,36 @@ MAX_ENTRIES = 5000
 """How many entries the search looks at before it gives up (a hostile tree)."""
 SKIPPED = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
 """Folders never searched, besides hidden ones (``.git``, ``.venv``)."""
+KIT_CONTENT = frozenset({"reference", "student", "course_tests", "mutants", "wheats"})
+"""The kit's content folders: the model answer, the stub, the course tests, the patches.
+A file in one of them is the kit's, never the student's, wherever it lies."""
+KIT_MACHINERY = frozenset({"tests", "benchmarks", "tools", "grader", "ci", "autograder", "chapter"})
+"""The other folders a copy of the kit holds (its own suite, fixtures and hostile cases
+included); skipped only inside a folder that holds the kit's catalog."""
+KIT_MARKERS = frozenset(PurePosixPath(path) for path in CHAPTERS.values())
+"""A folder holding one of these (``mutants/catalog.toml``) is a copy of the kit."""
+
+
+class AmbiguousSubmission(GraderError):
+    """More than one file could be the one to grade; the student must keep one."""
+
+    def __init__(self, name: str, candidates: list[str]) -> None:
+        listed = ", ".join(candidates)
+        super().__init__(
+            f"found {len(candidates)} files named {name} ({listed}) and cannot tell which one "
+            "is your work: keep only that one in the submission (or rename the others)",
+            exit_code=EXIT_FAIL,
+        )
+        self.candidates = tuple(candidates)
 
 
 def locate(chapter: Chapter, folder: Path) -> Chapter:
     """``chapter`` with ``implementation`` and ``student_tests`` naming the files in ``folder``.
 
     A file at its expected place (even a broken one: reading it will say what
-    is wrong) stays there; otherwise the shallowest regular file of that name
-    is taken, the first in path order among equals; with none, the expected
-    place stays, and reading reports it missing.
+    is wrong) stays there; otherwise the one regular file of that name outside
+    the kit's folders is taken; with none, the expected place stays, and
+    reading reports it missing; with several, ``AmbiguousSubmission``.
     """
     if not folder.is_dir():
         return chapter
@@ -42,28 +73,48 @@ def locate(chapter: Chapter, folder: Path) -> Chapter:
 
 
 def _located(folder: Path, expected: str) -> str:
-    """``expected`` if anything lies there, else the path of the file found by its name."""
+    """``expected`` if anything lies there, else the path of the one file found by its name."""
     path = folder / expected
     if path.exists() or path.is_symlink():
         return expected
-    return _find(folder, PurePosixPath(expected).name) or expected
+    name = PurePosixPath(expected).name
+    found = find_candidates(folder, name)
+    if len(found) > 1:
+        raise AmbiguousSubmission(name, found)
+    return found[0] if found else expected
 
 
-def _find(folder: Path, name: str) -> str | None:
-    """The relative path of the shallowest regular file called ``name`` (no links followed)."""
-    matches: list[tuple[int, str]] = []
+def is_kit_copy(folder: Path) -> bool:
+    """Whether ``folder`` holds the kit's catalog, so is (a copy of) the kit itself."""
+    return any((folder / marker).is_file() for marker in KIT_MARKERS)
+
+
+def find_candidates(folder: Path, name: str) -> list[str]:
+    """Relative paths of the regular files called ``name`` outside the kit's folders, in order.
+
+    No link is followed, hidden folders are skipped, and the search stops
+    ``MAX_DEPTH`` folders down or after ``MAX_ENTRIES`` entries.
+    """
+    matches: list[str] = []
     seen = 0
     for here, folders, files in os.walk(folder, followlinks=False):
         relative = Path(here).relative_to(folder)
         depth = len(relative.parts)
+        kit = is_kit_copy(Path(here))
         folders[:] = sorted(
-            f for f in folders if not f.startswith(".") and f not in SKIPPED and depth < MAX_DEPTH
+            f
+            for f in folders
+            if not f.startswith(".")
+            and f not in SKIPPED
+            and f not in KIT_CONTENT
+            and not (kit and f in KIT_MACHINERY)
+            and depth < MAX_DEPTH
         )
         seen += len(folders) + len(files)
         if name in files:
             path = Path(here) / name
             if path.is_file() and not path.is_symlink():
-                matches.append((depth, (relative / name).as_posix()))
+                matches.append((relative / name).as_posix())
         if seen > MAX_ENTRIES:
             break
-    return min(matches)[1] if matches else None
+    return sorted(matches)

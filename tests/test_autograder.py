@@ -40,6 +40,7 @@ from grader.autograder import run_autograder
 from grader.catalog import load_chapter
 from grader.commands.bundle import build_bundle, pinned_dependencies
 from grader.errors import EXIT_PASS, GraderError
+from grader.submission import start_submission
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[1]
@@ -147,6 +148,22 @@ def test_a_failure_of_the_kit_still_leaves_results(tmp_path: Path) -> None:
     gradescope_validator().validate(results)
     assert results["score"] == 0
     assert "could not grade this submission, through no fault of" in results["output"]
+
+
+def test_two_candidate_files_are_refused_not_guessed(tmp_path: Path) -> None:
+    """Work in work/ and an old stub in backup/: the student is told to keep one, scored 0."""
+    submission = tmp_path / "submission"
+    make_submission(tmp_path, "strong").rename(tmp_path / "work")
+    submission.mkdir()
+    (tmp_path / "work").rename(submission / "work")
+    start_submission(CHAPTER, submission / "backup")
+    assert run_autograder(tmp_path, CHAPTER) is True
+    results = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
+    gradescope_validator().validate(results)
+    assert results["score"] == 0
+    assert results["output"].startswith(
+        "Not graded: found 2 files named radix.py (backup/radix.py, work/radix.py)"
+    )
 
 
 def test_the_bundle_needs_a_source_checkout(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,22 @@ from grader.catalog import load_chapter
 from grader.commands.batch import COLUMNS, grade_batch, gradebook_csv, row_of
 from grader.commands.check import CheckReport, CourseTestsResult, Limits, StudentTestsResult
 from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
-from grader.locate import MAX_DEPTH, locate
+from grader.locate import MAX_DEPTH, AmbiguousSubmission, locate
 from grader.output.check_json import SCHEMA_PATH
+from grader.submission import start_submission
 
 CHAPTER = load_chapter()
 KILL_THE_PARENT = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
-STUDENTS = ("alice", "bob", "carol", "dave", "=erin", "frank", "gina")
+STUDENTS = ("alice", "bob", "carol", "dave", "=erin", "frank", "gina", "hank", "ivy")
+KIT = Path(__file__).resolve().parents[1]
+NOT_THE_KIT = shutil.ignore_patterns(".*", "__pycache__", "*.egg-info", "reports", "submission")
+
+
+def clone_of_the_kit(folder: Path) -> Path:
+    """A whole copy of the kit, model answer included, with an untouched stub in submission/."""
+    shutil.copytree(KIT, folder, ignore=NOT_THE_KIT, symlinks=True)
+    start_submission(CHAPTER, folder / "submission")
+    return folder
 
 
 def lay_out_class(root: Path) -> list[Path]:
@@ -63,6 +74,12 @@ def lay_out_class(root: Path) -> list[Path]:
     deep.mkdir(parents=True)
     (gina / "loop").symlink_to(".")
     (deep / "radix.py").write_text("ROOT = 0\n", encoding="utf-8")
+    # hank: a whole clone of the kit, reference/ included, with the stub untouched in submission/
+    clone_of_the_kit(classroom / "hank")
+    # ivy: real work in work/, and an old stub in backup/
+    (classroom / "ivy").mkdir()
+    make_submission(classroom, "strong").rename(classroom / "ivy" / "work")
+    start_submission(CHAPTER, classroom / "ivy" / "backup")
     return [classroom / name for name in STUDENTS]
 
 
@@ -118,12 +135,45 @@ def test_broken_and_hostile_submissions_fail_with_one_line(batch: dict[str, Any]
         assert fragment in row["problem"] and "\n" not in row["problem"], (student, row)
 
 
+def test_a_clone_of_the_kit_is_graded_from_its_submission_not_its_reference(
+    batch: dict[str, Any],
+) -> None:
+    """The model answer in a cloned kit's reference/ is never graded: the stub is, and fails."""
+    hank = batch["rows"]["hank"]
+    assert hank["verdict"] == "fail" and hank["grade"] == "0", hank
+    assert (hank["implementation_file"], hank["tests_file"]) == (
+        "submission/radix.py",
+        "submission/tests/test_ds07_radix.py",
+    )
+    report = json.loads((batch["out"] / hank["report"]).read_text(encoding="utf-8"))
+    assert report["files"] == {
+        "implementation": "submission/radix.py",
+        "tests": "submission/tests/test_ds07_radix.py",
+    }
+    assert report["unmodified"] == ["submission/radix.py", "submission/tests/test_ds07_radix.py"]
+
+
+def test_two_candidates_are_refused_with_both_named(batch: dict[str, Any]) -> None:
+    """Real work in work/ and an old stub in backup/: not graded by a guess, but a fail row
+    that names both files and says what to do."""
+    ivy = batch["rows"]["ivy"]
+    assert ivy["verdict"] == "fail" and ivy["grade"] == "0" and ivy["report"] == ""
+    assert ivy["problem"].startswith(
+        "found 2 files named radix.py (backup/radix.py, work/radix.py) and cannot tell which"
+    )
+    assert "keep only that one" in ivy["problem"]
+
+
 def test_each_student_gets_a_json_report(batch: dict[str, Any]) -> None:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     for student, row in batch["rows"].items():
+        if student == "ivy":  # refused before any check: no report
+            continue
         report = json.loads((batch["out"] / row["report"]).read_text(encoding="utf-8"))
         jsonschema.validate(report, schema)
         assert report["verdict"] == row["verdict"], student
+        assert report["grade"]["points"] == float(row["grade"]), student
+        assert report["files"]["implementation"] == (row["implementation_file"] or None)
     assert batch["rows"]["alice"]["report"] == "students/alice.json"
 
 
@@ -201,10 +251,30 @@ def test_locate_finds_files_side_by_side_or_one_folder_down(tmp_path: Path) -> N
     (tmp_path / "repo" / "src").mkdir(parents=True)
     (tmp_path / "repo" / "src" / "radix.py").write_text("x = 1\n", encoding="utf-8")
     (tmp_path / "repo" / "test_ds07_radix.py").write_text("x = 1\n", encoding="utf-8")
-    (tmp_path / "repo" / "a" / "b").mkdir(parents=True)
-    (tmp_path / "repo" / "a" / "b" / "radix.py").write_text("x = 2\n", encoding="utf-8")
     located = locate(CHAPTER, tmp_path / "repo")
     assert (located.implementation, located.student_tests) == ("src/radix.py", "test_ds07_radix.py")
+    (tmp_path / "repo" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "repo" / "a" / "b" / "radix.py").write_text("x = 2\n", encoding="utf-8")
+    with pytest.raises(AmbiguousSubmission) as refused:
+        locate(CHAPTER, tmp_path / "repo")
+    assert refused.value.candidates == ("a/b/radix.py", "src/radix.py")
+
+
+def test_locate_never_takes_the_kits_own_files(tmp_path: Path) -> None:
+    """reference/, student/, course_tests/ anywhere, and a copy of the kit's other folders."""
+    repo = tmp_path / "repo"
+    for kit_folder in ("reference", "student", "course_tests", "deep/reference"):
+        (repo / kit_folder).mkdir(parents=True)
+        shutil.copyfile(CHAPTER.reference, repo / kit_folder / "radix.py")
+    located = locate(CHAPTER, repo)
+    assert located.implementation == "radix.py"  # none taken: reported missing
+    (repo / "kit" / "mutants").mkdir(parents=True)
+    (repo / "kit" / "mutants" / "catalog.toml").write_text("", encoding="utf-8")
+    (repo / "kit" / "tests" / "hostile" / "x").mkdir(parents=True)
+    (repo / "kit" / "tests" / "hostile" / "x" / "radix.py").write_text("x = 1\n", "utf-8")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "radix.py").write_text("x = 1\n", encoding="utf-8")  # not a kit: taken
+    assert locate(CHAPTER, repo).implementation == "tests/radix.py"
 
 
 def test_locate_follows_no_link_and_stops_at_its_depth(tmp_path: Path) -> None:

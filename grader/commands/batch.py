@@ -23,7 +23,7 @@ from grader.catalog import Chapter
 from grader.commands.check import CheckReport, Limits, Verdict, check
 from grader.errors import GraderError, describe
 from grader.grade import grade
-from grader.locate import locate
+from grader.locate import AmbiguousSubmission, locate
 from grader.output.check_json import report_to_json
 from grader.output.files import write_atomically
 from grader.sandbox.pool import WorkerPool
@@ -42,6 +42,8 @@ COLUMNS = (
     "survivors",
     "problem",
     "report",
+    "implementation_file",
+    "tests_file",
 )
 """The gradebook's columns, in order."""
 
@@ -64,6 +66,9 @@ class BatchRow:
     survivors: tuple[str, ...]
     problem: str
     report: str
+    implementation_file: str = ""
+    """The files graded, relative to the student's folder (empty: none read)."""
+    tests_file: str = ""
 
 
 @dataclass(frozen=True)
@@ -127,9 +132,14 @@ def _grade_one(
 ) -> BatchRow:
     """One student's row; every failure, the kit's included, becomes the row's problem."""
     try:
-        report = check(locate(chapter, folder), folder, limits, pool=pool)
+        located = locate(chapter, folder)
+    except AmbiguousSubmission as refused:  # the student's to fix, not the grader's failure
+        total = len(chapter.course_tests)
+        return BatchRow(name, "fail", 0.0, 0, total, None, None, None, (), refused.message, "")
+    try:
+        report = check(located, folder, limits, pool=pool)
         path = out / REPORTS / f"{name}.json"
-        write_atomically(path, report_to_json(report))
+        write_atomically(path, report_to_json(report, chapter))
         return row_of(chapter, name, report, path.relative_to(out).as_posix())
     except Exception as error:  # one submission must never stop the batch
         message = describe(error)
@@ -150,6 +160,8 @@ def row_of(chapter: Chapter, name: str, report: CheckReport, path: str) -> Batch
         survivors=tuple(m.id for m in mutation.survivors) if mutation else (),
         problem=problem_of(report),
         report=path,
+        implementation_file=report.files.get("implementation") or "",
+        tests_file=report.files.get("tests") or "",
     )
 
 
@@ -186,6 +198,8 @@ def gradebook_csv(rows: Sequence[BatchRow]) -> str:
                 " ".join(row.survivors),
                 _text(" ".join(row.problem.split())),
                 _text(row.report),
+                _text(row.implementation_file),
+                _text(row.tests_file),
             ]
         )
     return stream.getvalue()

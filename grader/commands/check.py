@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -36,6 +37,7 @@ from grader.sandbox.pool import (
 )
 from grader.static_check import check_test_source
 from grader.submission import Submission, read_submission
+from grader.tracebacks import without_machine_paths
 
 MutantStatus = Literal["killed", "survived", "timeout", "error"]
 """``error``: the run reported fewer outcomes than it collected; it is neither a kill nor a pass."""
@@ -187,6 +189,13 @@ class CheckReport:
     student_tests: StudentTestsResult
     mutation: MutationResult | None
     timings: dict[str, float] = field(compare=False)
+    files: dict[str, str | None] = field(default_factory=dict)
+    """The files graded, relative to the submission folder (``implementation``, ``tests``);
+    ``None`` for one that could not be read."""
+    unmodified: tuple[str, ...] = ()
+    """The submission's files that are the kit's stub or test skeleton, unchanged."""
+    graded_at: str = field(default="", compare=False)
+    """When the check ran (UTC, ISO 8601): with ``timings``, all that differs between runs."""
 
     @property
     def verdict(self) -> Verdict:
@@ -269,6 +278,7 @@ def check(
         with WorkerPool(limits.workers) as own_pool:
             return check(chapter, folder, limits, progress, own_pool)
     started = time.monotonic()
+    graded_at = datetime.now(UTC).isoformat(timespec="seconds")
     submission = read_submission(chapter, folder)
     mutants = mutant_sources(chapter)  # first: a broken kit fails every check, whatever it holds
     with ThreadPoolExecutor(limits.workers + 1) as threads:
@@ -295,7 +305,38 @@ def check(
         "mutation": round(mutation_seconds, 3),
         "total": round(time.monotonic() - started, 3),
     }
-    return CheckReport(chapter.id, str(folder), course, student, mutation, timings)
+    files = {
+        "implementation": chapter.implementation if submission.implementation is not None else None,
+        "tests": chapter.student_tests if submission.tests is not None else None,
+    }
+    return CheckReport(
+        chapter.id,
+        str(folder),
+        course,
+        student,
+        mutation,
+        timings,
+        files=files,
+        unmodified=unmodified_files(chapter, submission),
+        graded_at=graded_at,
+    )
+
+
+def unmodified_files(chapter: Chapter, submission: Submission) -> tuple[str, ...]:
+    """The submission's files that are the kit's stub or skeleton, unchanged (line ends aside)."""
+    pairs = (
+        (chapter.implementation, submission.implementation, chapter.stub),
+        (chapter.student_tests, submission.tests, chapter.stub_tests),
+    )
+    return tuple(
+        path
+        for path, text, kit_file in pairs
+        if text is not None and _lines(text) == _lines(kit_file.read_text(encoding="utf-8"))
+    )
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.strip().splitlines()]
 
 
 def _start_course_tests(
@@ -326,7 +367,11 @@ def _course_result(
     if result.status != "completed":
         problem = f"the course tests did not finish: {result.message}"
     results = {name: result.outcome(name) for name in names}
-    failures = {name: result.detail(name) for name in names if results[name] != "passed"}
+    failures = {
+        name: without_machine_paths(result.detail(name))
+        for name in names
+        if results[name] != "passed"
+    }
     return CourseTestsResult(results, failures, problem)
 
 

@@ -1,7 +1,8 @@
 """The JSON form of a ``CheckReport``: one function, a schema version, a stable key order.
 
-Everything but ``timings`` is a function of the submission alone, so the same
-submission gives the same bytes on every run. The JSON Schema lives beside
+Everything but the last two keys, ``timings`` and ``graded_at``, is a function
+of the submission and the kit alone, so the same submission gives the same
+bytes on every run up to them. The JSON Schema lives beside
 this module (``schemas/check-report.schema.json``) and the tests hold every
 report to it.
 """
@@ -12,21 +13,39 @@ import json
 from pathlib import Path
 from typing import Any
 
+from grader import __version__
+from grader.catalog import Chapter
 from grader.commands.check import CheckReport
+from grader.grade import grade
 
 SCHEMA_VERSION = 2
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "check-report.schema.json"
 
 
-def report_to_dict(report: CheckReport) -> dict[str, Any]:
-    """The report as plain data, in the documented key order."""
+def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
+    """The report as plain data, in the documented key order; ``chapter`` gives the grade."""
     course = report.course_tests
     student = report.student_tests
     mutation = report.mutation
+    points = grade(chapter, report)
     return {
         "schema_version": SCHEMA_VERSION,
         "chapter": report.chapter,
+        "kit_version": __version__,
         "verdict": report.verdict,
+        "grade": {
+            "points": points.points,
+            "scale": points.scale,
+            "course_tests": points.course_points,
+            "course_tests_max": points.course_max,
+            "mutation": points.mutation_points,
+            "mutation_max": points.mutation_max,
+        },
+        "files": {
+            "implementation": report.files.get("implementation"),
+            "tests": report.files.get("tests"),
+        },
+        "unmodified": list(report.unmodified),
         "course_tests": {
             "passed": course.passed,
             "total": course.total,
@@ -60,8 +79,9 @@ def report_to_dict(report: CheckReport) -> dict[str, Any]:
             },
         },
         "timings": dict(report.timings),
+        "graded_at": report.graded_at,
     }
 
 
-def report_to_json(report: CheckReport) -> str:
-    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False) + "\n"
+def report_to_json(report: CheckReport, chapter: Chapter) -> str:
+    return json.dumps(report_to_dict(report, chapter), indent=2, ensure_ascii=False) + "\n"

@@ -102,6 +102,12 @@ def not_graded_json(message: str) -> str:
     return _as_json(_results(0.0, output, []))
 
 
+def refused_json(message: str) -> str:
+    """The results file when the submission is not graded by its own fault: score 0, and what
+    to change (``message``, as ``grader.locate`` says it)."""
+    return _as_json(_results(0.0, f"Not graded: {message}, then submit again.", []))
+
+
 def _results(score: float, output: str, tests: list[dict[str, Any]]) -> dict[str, Any]:
     """The top level of every results file: students see it, not the autograder's log."""
     return {

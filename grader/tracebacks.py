@@ -1,0 +1,40 @@
+"""Tracebacks as a student reads them: no path of the grading machine in them.
+
+pytest names the sandbox's own files relatively (``radix.py:58``,
+``tests/test_ds07.py:136``), but a frame inside an installed library carries
+the grading machine's absolute path (``/home/ta/.venv/lib/python3.11/
+site-packages/hypothesis/stateful.py``): it says nothing to a student, differs
+from machine to machine, and would make the same submission's report differ
+between graders. ``without_machine_paths`` shortens each such path to the part
+that names the file: ``site-packages/…`` for libraries, ``python/…`` for the
+standard library, and the path inside the kit for the kit's own files.
+"""
+
+from __future__ import annotations
+
+import sysconfig
+from functools import cache
+
+from grader.catalog import kit_root
+
+
+@cache
+def _prefixes() -> tuple[tuple[str, str], ...]:
+    """Each machine folder and what it is shown as, longest first (a venv inside the kit)."""
+    paths = sysconfig.get_paths()
+    shown = {
+        paths["purelib"]: "site-packages",
+        paths["platlib"]: "site-packages",
+        paths["stdlib"]: "python",
+        paths["platstdlib"]: "python",
+        str(kit_root()): "",
+    }
+    ordered = sorted(shown.items(), key=lambda item: len(item[0]), reverse=True)
+    return tuple((folder.rstrip("/") + "/", name + "/" if name else "") for folder, name in ordered)
+
+
+def without_machine_paths(text: str) -> str:
+    """``text`` with every path under a machine folder shortened (see the module docstring)."""
+    for folder, name in _prefixes():
+        text = text.replace(folder, name)
+    return text
