@@ -11,7 +11,7 @@ measures:
   mutants it ran, and its whole run (mutant generation, the runs on the
   unmutated reference, the forced-fail run) over the same count.
 
-Both run as many mutants at once as the grader's default (``Limits.workers``).
+Both run as many mutants at once as the grader's default (``grader.sandbox.pool.WORKERS``).
 The target: the grader's time per planted mutant is no higher than mutmut's
 time per generated mutant. ``--function`` restricts the audit for a quick
 look; the figures in the README come from a run over every function.
@@ -28,7 +28,7 @@ from pathlib import Path
 from grader.catalog import Chapter, load_chapter
 from grader.commands.audit import run_audit
 from grader.commands.check import Limits, check, mutant_sources, student_tests_job
-from grader.sandbox.pool import Job, WorkerPool
+from grader.sandbox.pool import WORKERS, Job, WorkerPool
 
 KIT = Path(__file__).resolve().parent.parent
 SUBMISSION = KIT / "reference"
@@ -60,12 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     report = check(chapter, SUBMISSION, limits)
     assert report.mutation is not None, "the model answer's tests must be valid"
     grader_each = report.timings["mutation"] / report.mutation.total
-    grader_alone = planted_alone(chapter, limits.workers)
+    grader_alone = planted_alone(chapter, WORKERS)
 
     started = time.monotonic()
-    audit = run_audit(
-        chapter, SUBMISSION, functions=args.function, jobs=limits.workers, grade=False
-    )
+    audit = run_audit(chapter, SUBMISSION, functions=args.function, jobs=WORKERS, grade=False)
     audit_wall = time.monotonic() - started
     count = len(audit.mutants)
     mutmut_each = audit.timings["mutation"] / count
@@ -85,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({report.mutation.killed}/{report.mutation.total} killed); "
         f"grader audit {audit_wall:.1f} s, mutmut {audit.timings['mutmut']:.1f} s of it, "
         f"kill rate {audit.kill_rate:.1%} ({audit.detected}/{len(audit.counted)}), "
-        f"{limits.workers} at once"
+        f"{WORKERS} at once"
     )
     ratio = mutmut_each / grader_each if grader_each else float("inf")
     met = grader_each <= mutmut_each

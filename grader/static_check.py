@@ -472,4 +472,3 @@ class _Rules(ast.NodeVisitor):
 _UNSEEDED = (
     "unseeded randomness is not allowed: use random.Random(SEED) with a fixed seed, or hypothesis"
 )
-

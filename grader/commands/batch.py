@@ -107,7 +107,7 @@ def grade_batch(
     limits = limits or Limits()
     names = student_names(folders)
     rows: dict[str, BatchRow] = {}
-    with WorkerPool(limits.workers) as pool, ThreadPoolExecutor(max(1, jobs)) as threads:
+    with WorkerPool() as pool, ThreadPoolExecutor(max(1, jobs)) as threads:
         futures = {
             threads.submit(_grade_one, chapter, folder, name, out, limits, pool): name
             for folder, name in zip(folders, names, strict=True)

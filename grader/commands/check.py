@@ -33,6 +33,7 @@ from grader.sandbox.pool import (
     RunResult,
     TestStatus,
     WorkerPool,
+    failure_line,
     status_phrase,
 )
 from grader.static_check import check_test_source
@@ -44,8 +45,6 @@ MutantStatus = Literal["killed", "survived", "timeout", "error"]
 Verdict = Literal["pass", "fail"]
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(phase, done, total)`` while a phase runs."""
-LINE_LIMIT = 300
-"""Longest failure line quoted in a problem; pytest's own lines can be megabytes."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,6 @@ class Limits:
     student_tests: float = 60.0
     mutant_floor: float = 5.0
     mutant_factor: float = 5.0
-    workers: int = 2
 
 
 @dataclass(frozen=True)
@@ -92,6 +90,11 @@ class MutantResult:
     killed_by: tuple[str, ...]
     message: str = field(default="", compare=False)
 
+    @property
+    def detected(self) -> bool:
+        """A kill: a test failed or errored on the mutant, or the run timed out."""
+        return self.status in ("killed", "timeout")
+
 
 @dataclass(frozen=True)
 class StudentTestWorth:
@@ -119,7 +122,7 @@ class MutationResult:
 
     @property
     def killed(self) -> int:
-        return sum(m.status in ("killed", "timeout") for m in self.mutants)
+        return sum(m.detected for m in self.mutants)
 
     @property
     def total(self) -> int:
@@ -275,13 +278,13 @@ def check(
     otherwise the check starts its own and closes it when done.
     """
     if pool is None:
-        with WorkerPool(limits.workers) as own_pool:
+        with WorkerPool() as own_pool:
             return check(chapter, folder, limits, progress, own_pool)
     started = time.monotonic()
     graded_at = datetime.now(UTC).isoformat(timespec="seconds")
     submission = read_submission(chapter, folder)
     mutants = mutant_sources(chapter)  # first: a broken kit fails every check, whatever it holds
-    with ThreadPoolExecutor(limits.workers + 1) as threads:
+    with ThreadPoolExecutor(pool.workers + 1) as threads:
         course_run = _start_course_tests(chapter, submission, limits, pool, threads)
         validation_started = time.monotonic()
         student = _validate(chapter, submission, limits, pool, threads)
@@ -459,7 +462,7 @@ def _problems_on_correct(run: RunResult, what: str, filename: str) -> list[str]:
     for name in run.test_names():
         status = run.outcome(name)
         if status != "passed":
-            detail = _last_line(run.detail(name))
+            detail = failure_line(run.detail(name)) or "no detail"
             verb = status_phrase(status)
             problems.append(f"{name} {verb} on {what}, which is correct: {detail}")
     if run.status == "crashed":
@@ -467,13 +470,6 @@ def _problems_on_correct(run: RunResult, what: str, filename: str) -> list[str]:
     if not run.outcomes and run.status == "completed":
         problems.append(f"{filename} has no tests")
     return problems
-
-
-def _last_line(detail: str) -> str:
-    lines = [line.strip() for line in detail.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("E ")]
-    line = (errors[0][1:].strip() if errors else lines[-1]) if lines else "no detail"
-    return line if len(line) <= LINE_LIMIT else f"{line[:LINE_LIMIT]} [cut]"
 
 
 def run_mutants(

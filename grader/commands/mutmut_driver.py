@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from grader.errors import EXIT_FAIL, GraderError
+from grader.sandbox.pool import failure_line
 
 AuditStatus = Literal["killed", "timeout", "crashed", "survived", "no tests", "error"]
 Progress = Callable[[str, int, int], None]
@@ -262,13 +263,11 @@ def selected_by(name: str, patterns: list[str]) -> bool:
 
 
 def _failure(code: int, log: str) -> str:
-    lines = [line.strip() for line in re.split(r"[\r\n]+", log) if line.strip()]
-    detail = next((line for line in reversed(lines) if re.match(r"(FAILED|E\s|ERROR)", line)), "")
+    detail = failure_line(log)
     for marker, meaning in FAILURES:
         if marker in log:
             return f"audit stopped: {meaning}" + (f" ({detail})" if detail else "")
-    tail = lines[-1] if lines else "no output"
-    return f"audit stopped: mutmut failed (exit status {code}): {tail}"
+    return f"audit stopped: mutmut failed (exit status {code}): {detail or 'no output'}"
 
 
 def read_diffs(folder: Path, module_file: str, names: list[str]) -> dict[str, str]:

@@ -72,7 +72,7 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
         rows = [
             (
                 mutant_name(chapter, m),
-                "passed" if m.status in ("killed", "timeout") else "failed",
+                "passed" if m.detected else "failed",
                 mutant_outcome(chapter, m),
             )
             for m in report.mutation.mutants

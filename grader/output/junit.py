@@ -24,6 +24,7 @@ from grader.output.wording import (
     mutant_outcome,
     student_tests_outcome,
 )
+from grader.sandbox.pool import failure_line
 
 COUNTED = {"failure": "failures", "error": "errors", "skipped": "skipped"}
 """Each outcome of a case and the attribute of a suite that counts it."""
@@ -77,7 +78,7 @@ def _course_suite(chapter: Chapter, report: CheckReport) -> _Suite:
             continue
         detail = course_test_outcome(report, name)
         outcome = "failure" if status == "failed" else "error"
-        suite.cases.append(_Case(name, outcome, _first_line(detail) or status, status, detail))
+        suite.cases.append(_Case(name, outcome, failure_line(detail) or status, status, detail))
     return suite
 
 
@@ -142,10 +143,6 @@ def _case(parent: ET.Element, classname: str, case: _Case) -> None:
 def _classname(chapter: Chapter, part: str) -> str:
     """``ds07.course_tests``: CI tools read dots in a class name as packages."""
     return f"{re.sub(r'[^A-Za-z0-9_]', '', chapter.id)}.{part}"
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:300]
 
 
 def _safe(text: str) -> str:

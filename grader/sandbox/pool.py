@@ -176,7 +176,7 @@ def interpret(record: dict[str, Any]) -> RunResult:
         return RunResult(
             "collection_error",
             (),
-            _first_line_of_error(collection_errors[0]),
+            failure_line(collection_errors[0]) or "the test file could not be collected",
             collection_errors[0],
             seconds,
         )
@@ -213,19 +213,41 @@ def _crash_message(exit_code: int | None, running: str | None) -> str:
     return f"the test process ended early (exit status {exit_code}) {where}"
 
 
-def _first_line_of_error(detail: str) -> str:
-    """The most telling line of a collection error: the exception pytest shows last."""
-    lines = [line.strip() for line in detail.splitlines() if line.strip()]
-    for index in range(len(lines) - 1, -1, -1):
-        if re.match(r"^E\s+\w+(Error|Exception)\b", lines[index]):
-            error = lines[index].lstrip("E").strip()
-            # A SyntaxError names its file and line on an earlier "E   File ..." line.
-            places = [re.match(r'^E\s+File "([^"]+)", line (\d+)', line) for line in lines[:index]]
-            found = [place for place in places if place]
-            if error.startswith(("SyntaxError", "IndentationError", "TabError")) and found:
-                error += f" ({found[-1][1]}, line {found[-1][2]})"
-            return error
-    return lines[-1] if lines else "the test file could not be collected"
+LINE_LIMIT = 300
+"""Longest line ``failure_line`` returns; pytest's own lines can be megabytes."""
+
+_EXCEPTION_LINE = re.compile(r"[\w.]*(Error|Exception|Exit|Interrupt|Failed|Failure|Group)(:|$)")
+
+
+def failure_line(report: str) -> str:
+    """The one line of a pytest report that says what went wrong; ``""`` for an empty report.
+
+    pytest marks an exception's lines with ``E``, and shows a chained exception's
+    cause before it, so the last run of ``E`` lines is the exception the test
+    (or the collection) ended with. Its headline is its exception line
+    (``KeyError: 5``, ``Failed: DID NOT RAISE``), else its first line (``assert
+    3 == 4``); a syntax error gets the file and line its run names. A report
+    with no ``E`` line (pytest's own message) gives its last line.
+    """
+    lines = [line.strip() for line in report.splitlines() if line.strip()]
+    runs: list[list[str]] = []
+    in_run = False
+    for line in lines:
+        marked = line == "E" or line.startswith("E ")
+        if marked and not in_run:
+            runs.append([])
+        if marked and line[1:].strip():
+            runs[-1].append(line[1:].strip())
+        in_run = marked
+    last = runs[-1] if runs and runs[-1] else None
+    if last is None:
+        headline = lines[-1] if lines else ""
+    else:
+        headline = next((line for line in last if _EXCEPTION_LINE.match(line)), last[0])
+        places = [place for line in last if (place := re.match(r'File "(.+)", line (\d+)', line))]
+        if headline.startswith(("SyntaxError", "IndentationError", "TabError")) and places:
+            headline += f" ({places[-1][1]}, line {places[-1][2]})"
+    return headline if len(headline) <= LINE_LIMIT else f"{headline[:LINE_LIMIT]} [cut]"
 
 
 class _Zygote:
@@ -355,6 +377,10 @@ def kill_strays(scratch: Path) -> None:
             continue
 
 
+WORKERS = 2
+"""Warm workers a pool starts unless told otherwise: two keep both cores of the machine busy."""
+
+
 class WorkerPool:
     """Warm workers sharing one scratch folder, removed with every trace when the pool closes.
 
@@ -369,7 +395,8 @@ class WorkerPool:
     nothing waits for runs in flight to finish.
     """
 
-    def __init__(self, workers: int = 2) -> None:
+    def __init__(self, workers: int = WORKERS) -> None:
+        self.workers = workers
         self.scratch: Path | None = None
         self._idle: dict[int, queue.Queue[_Zygote]] = {}
         self._all: list[_Zygote] = []
