@@ -25,11 +25,12 @@ from grader.commands.diff import diff_against_reference
 from grader.commands.release import build_release
 from grader.commands.tdd import run_tdd
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE, GraderError
-from grader.output.audit import audit_mutation_report_json, audit_to_json, render_audit
+from grader.output.audit import audit_mutation_report_json, audit_to_json
 from grader.output.check_json import report_to_json
 from grader.output.files import ReportFiles, with_mutant_titles, write_atomically, write_reports
 from grader.output.summary import append_step_summary
 from grader.output.terminal import (
+    render_audit,
     render_batch,
     render_bundle,
     render_catalog,

@@ -1,6 +1,7 @@
-"""An ``AuditReport`` as JSON, in the mutation testing report format, and in the terminal.
+"""An ``AuditReport`` as JSON and in the mutation testing report format.
 
-Each format is drawn by one function here. The mutation testing report
+Each format is built by one function here (the terminal's is
+``grader.output.terminal.render_audit``). The mutation testing report
 (schemaVersion 2, the format Stryker and the mutation-testing-elements viewer
 share) holds the generated mutants of the reference, so the viewer that shows
 ``grader check --mutation-report``'s planted mutants shows these too.
@@ -12,13 +13,9 @@ import json
 import re
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.syntax import Syntax
-
 from grader.commands.audit import SCHEMA_VERSION, AuditReport, GeneratedMutant
 from grader.commands.mutmut_driver import AuditStatus
-from grader.output.mutation_report import mutation_report_json, shared_start
+from grader.output.mutation_report import mutation_report_json, report_envelope, shared_start
 
 
 def audit_to_dict(report: AuditReport) -> dict[str, Any]:
@@ -119,18 +116,17 @@ def audit_mutation_report(report: AuditReport) -> dict[str, Any]:
         elif mutant.status == "error":
             entry["statusReason"] = f"mutmut could not classify the run (exit {mutant.exit_code})"
         mutants.append(entry)
-    name = report.reference.rpartition("/")[2]
-    return {
-        "schemaVersion": "2",
-        "thresholds": {"high": 100, "low": 80},
-        "files": {name: {"language": "python", "source": report.source, "mutants": mutants}},
-        "testFiles": {report.tests: {"tests": []}},
-        "framework": {
-            "name": report.tool.partition(" ")[0],
-            "version": report.tool.partition(" ")[2],
-        },
-        "config": {"chapter": report.chapter, "suite": report.suite, "kind": "generated"},
-    }
+    tool, _, version = report.tool.partition(" ")
+    return report_envelope(
+        thresholds=(100, 80),
+        file_name=report.reference.rpartition("/")[2],
+        source=report.source,
+        mutants=mutants,
+        test_file=report.tests,
+        test_names=(),
+        framework=(tool, version),
+        config={"chapter": report.chapter, "suite": report.suite, "kind": "generated"},
+    )
 
 
 def audit_mutation_report_json(report: AuditReport) -> str:
@@ -201,74 +197,3 @@ def _mutator_name(old: str, new: str) -> str:
     if any(re.match(r"[rbfuRBFU]*['\"]", p) or "XX" in p for p in pair):
         return "StringLiteral"
     return "Mutation"
-
-
-STYLE: dict[AuditStatus, str] = {
-    "killed": "green",
-    "timeout": "yellow",
-    "crashed": "yellow",
-    "survived": "red",
-    "no tests": "red",
-    "error": "red",
-}
-
-
-def render_audit(console: Console, report: AuditReport) -> None:
-    """The audit in the terminal: the kill rate, then what needs attention, by function."""
-    whose = "the course tests" if report.suite == "course" else "your tests"
-    console.print(
-        f"[bold]Generated mutants[/] of {report.reference} ({report.tool}) against {whose} "
-        f"({escape(report.tests)})"
-    )
-    counted = len(report.counted)
-    breakdown = ", ".join(
-        f"{report.count(s)} {s}"
-        for s in STATUS_ORDER
-        if report.count(s) or s in ("survived", "no tests")
-    )
-    rate = report.detected / counted if counted else 0.0
-    console.print(f"Kill rate {rate:.1%} ({report.detected}/{counted} counted): {breakdown}")
-    aside = len(report.mutants) - counted
-    if aside:
-        mutants = "mutant" if aside == 1 else "mutants"
-        console.print(f"Set aside: {aside} {mutants} listed as equivalent, each with its reason")
-    for whole in report.excluded:
-        console.print(f"Not run: the mutants of {escape(whole.name)}: {escape(whole.reason)}")
-    if report.planted is not None:
-        planted = report.planted
-        console.print(
-            f"[bold]Planted mutants[/] (your grade): {planted.killed}/{planted.total} killed, "
-            f"score {planted.score:.2f}. The generated mutants' kill rate is information: "
-            "it is never part of the verdict."
-        )
-    by_function: dict[str, list[GeneratedMutant]] = {}
-    for mutant in report.survivors:
-        by_function.setdefault(mutant.function, []).append(mutant)
-    if by_function:
-        console.print(f"\n[bold]Not killed[/], by function ({len(report.survivors)}):")
-    for function, survivors in by_function.items():
-        total = sum(m.function == function and m.equivalent is None for m in report.mutants)
-        console.print(f"[bold]{escape(function)}[/]: {len(survivors)} of {total} not killed")
-        for mutant in survivors:
-            style = STYLE[mutant.status]
-            console.print(f"  {escape(mutant.id)}  line {mutant.line}  [{style}]{mutant.status}[/]")
-            if report.suite == "submission":
-                console.print(
-                    f"    {escape(mutant.original)}  ->  {escape(mutant.mutated)}", highlight=False
-                )
-            elif console.is_terminal:
-                console.print(
-                    Syntax(mutant.diff, "diff", theme="ansi_dark", background_color="default")
-                )
-            else:
-                console.out(mutant.diff, highlight=False)
-    for entry in report.stale:
-        console.print(
-            f"[yellow]equivalent.toml[/]: {escape(entry.id)} ({escape(entry.function)}) "
-            f"{escape(entry.problem)}"
-        )
-    took, mutation, each = (report.timings.get(k, 0.0) for k in ("total", "mutation", "per_mutant"))
-    console.print(
-        f"\nThe audit took {took:.0f} s: {mutation:.0f} s for {len(report.mutants)} mutants "
-        f"({each:.2f} s each), the rest for mutmut's runs of the tests on the reference."
-    )

@@ -18,6 +18,7 @@ what it does.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -97,24 +98,46 @@ def mutation_report(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
             entry["killedBy"] = list(result.killed_by)
         mutants.append(entry)
     percent = round(chapter.threshold * 100)
-    return {
-        "schemaVersion": SCHEMA_VERSION,
-        "thresholds": {"high": percent, "low": percent},
-        "files": {
-            chapter.implementation: {"language": "python", "source": reference, "mutants": mutants}
-        },
-        "testFiles": {
-            chapter.student_tests: {
-                "tests": [{"id": name, "name": name} for name in report.student_tests.tests]
-            }
-        },
-        "framework": {"name": DISTRIBUTION, "version": __version__},
-        "config": {
+    return report_envelope(
+        thresholds=(percent, percent),
+        file_name=chapter.implementation,
+        source=reference,
+        mutants=mutants,
+        test_file=chapter.student_tests,
+        test_names=report.student_tests.tests,
+        framework=(DISTRIBUTION, __version__),
+        config={
             "chapter": chapter.id,
             "threshold": chapter.threshold,
             "required": list(chapter.required),
             "verdict": report.verdict,
         },
+    )
+
+
+def report_envelope(
+    *,
+    thresholds: tuple[int, int],
+    file_name: str,
+    source: str,
+    mutants: list[dict[str, Any]],
+    test_file: str,
+    test_names: Sequence[str],
+    framework: tuple[str, str],
+    config: dict[str, Any],
+) -> dict[str, Any]:
+    """A whole report of this format around one mutated file, for ``check`` and ``audit``.
+
+    ``thresholds`` is (high, low) in percent; ``mutants`` the entries of the
+    file's mutants; ``framework`` the tool's name and version.
+    """
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "thresholds": {"high": thresholds[0], "low": thresholds[1]},
+        "files": {file_name: {"language": "python", "source": source, "mutants": mutants}},
+        "testFiles": {test_file: {"tests": [{"id": name, "name": name} for name in test_names]}},
+        "framework": {"name": framework[0], "version": framework[1]},
+        "config": config,
     }
 
 

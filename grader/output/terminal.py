@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
@@ -11,14 +9,14 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from grader.catalog import Chapter
+from grader.commands.audit import AuditReport, GeneratedMutant
+from grader.commands.batch import BatchResult
+from grader.commands.bundle import Bundle
 from grader.commands.check import CheckReport
+from grader.commands.release import Release
 from grader.commands.tdd import TddResult
+from grader.output.audit import STATUS_ORDER
 from grader.submission import StartResult
-
-if TYPE_CHECKING:  # annotations only: grader.commands.bundle itself draws with render_check
-    from grader.commands.batch import BatchResult
-    from grader.commands.bundle import Bundle
-    from grader.commands.release import Release
 
 STATUS_STYLE = {
     "passed": "green",
@@ -29,6 +27,8 @@ STATUS_STYLE = {
     "error": "red",
     "skipped": "yellow",
     "not run": "yellow",
+    "crashed": "yellow",
+    "no tests": "red",
 }
 
 
@@ -245,3 +245,63 @@ def render_release(console: Console, release: Release) -> None:
             "Hand this folder to students; they install it with "
             f"pip install {release.wheel.name} -c {release.constraints.name}"
         )
+
+
+def render_audit(console: Console, report: AuditReport) -> None:
+    """The audit in the terminal: the kill rate, then what needs attention, by function."""
+    whose = "the course tests" if report.suite == "course" else "your tests"
+    console.print(
+        f"[bold]Generated mutants[/] of {report.reference} ({report.tool}) against {whose} "
+        f"({escape(report.tests)})"
+    )
+    counted = len(report.counted)
+    breakdown = ", ".join(
+        f"{report.count(s)} {s}"
+        for s in STATUS_ORDER
+        if report.count(s) or s in ("survived", "no tests")
+    )
+    rate = report.detected / counted if counted else 0.0
+    console.print(f"Kill rate {rate:.1%} ({report.detected}/{counted} counted): {breakdown}")
+    aside = len(report.mutants) - counted
+    if aside:
+        mutants = "mutant" if aside == 1 else "mutants"
+        console.print(f"Set aside: {aside} {mutants} listed as equivalent, each with its reason")
+    for whole in report.excluded:
+        console.print(f"Not run: the mutants of {escape(whole.name)}: {escape(whole.reason)}")
+    if report.planted is not None:
+        planted = report.planted
+        console.print(
+            f"[bold]Planted mutants[/] (your grade): {planted.killed}/{planted.total} killed, "
+            f"score {planted.score:.2f}. The generated mutants' kill rate is information: "
+            "it is never part of the verdict."
+        )
+    by_function: dict[str, list[GeneratedMutant]] = {}
+    for mutant in report.survivors:
+        by_function.setdefault(mutant.function, []).append(mutant)
+    if by_function:
+        console.print(f"\n[bold]Not killed[/], by function ({len(report.survivors)}):")
+    for function, survivors in by_function.items():
+        total = sum(m.function == function and m.equivalent is None for m in report.mutants)
+        console.print(f"[bold]{escape(function)}[/]: {len(survivors)} of {total} not killed")
+        for mutant in survivors:
+            console.print(f"  {escape(mutant.id)}  line {mutant.line}  {_styled(mutant.status)}")
+            if report.suite == "submission":
+                console.print(
+                    f"    {escape(mutant.original)}  ->  {escape(mutant.mutated)}", highlight=False
+                )
+            elif console.is_terminal:
+                console.print(
+                    Syntax(mutant.diff, "diff", theme="ansi_dark", background_color="default")
+                )
+            else:
+                console.out(mutant.diff, highlight=False)
+    for entry in report.stale:
+        console.print(
+            f"[yellow]equivalent.toml[/]: {escape(entry.id)} ({escape(entry.function)}) "
+            f"{escape(entry.problem)}"
+        )
+    took, mutation, each = (report.timings.get(k, 0.0) for k in ("total", "mutation", "per_mutant"))
+    console.print(
+        f"\nThe audit took {took:.0f} s: {mutation:.0f} s for {len(report.mutants)} mutants "
+        f"({each:.2f} s each), the rest for mutmut's runs of the tests on the reference."
+    )
