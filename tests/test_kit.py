@@ -120,6 +120,22 @@ def test_wheat_passes_every_course_test(pool: WorkerPool, wheat: Wheat) -> None:
     assert run.all_passed, run.failing()
 
 
+def test_a_correct_tree_that_is_not_generic_passes(pool: WorkerPool) -> None:
+    """``class RadixTree:`` without ``Generic[V]`` is a correct tree: no course test may
+    subscript it (``RadixTree[Any]`` at import once failed all eleven)."""
+    generic = "class RadixTree(Generic[V]):"
+    plain = reference_source().replace(generic, "class RadixTree:")
+    assert generic in reference_source() and generic not in plain
+    namespace: dict[str, object] = {}
+    exec(compile(plain, "radix.py", "exec"), namespace)
+    assert not hasattr(namespace["RadixTree"], "__class_getitem__")
+    run = course_run(pool, plain)
+    assert run.status == "completed", run.message
+    assert {name: run.outcome(name) for name in COURSE_NAMES} == dict.fromkeys(
+        COURSE_NAMES, "passed"
+    )
+
+
 def test_stub_fails_every_course_test(pool: WorkerPool) -> None:
     run = course_run(pool, CHAPTER.stub.read_text())
     assert run.status == "completed", run.message
