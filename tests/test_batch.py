@@ -164,6 +164,67 @@ def test_two_candidates_are_refused_with_both_named(batch: dict[str, Any]) -> No
     assert "keep only that one" in ivy["problem"]
 
 
+def test_a_regrade_into_the_same_folder_keeps_every_row(
+    batch: dict[str, Any], reused_runs: ReusedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``grader batch class/bob --out same``: bob's new grade replaces his old row in place,
+    every other row stays, and the old gradebook and bob's old report are kept as backups."""
+    out = tmp_path / "out"
+    shutil.copytree(batch["out"], out)
+    before = (out / "gradebook.csv").read_text(encoding="utf-8")
+    old_report = (out / "students" / "bob.json").read_text(encoding="utf-8")
+    bob = make_submission(tmp_path, "strong").rename(tmp_path / "bob")  # bob improved his tests
+    reused_runs.install(monkeypatch)
+    result = grade_batch(CHAPTER, [bob], out)
+    assert (result.kept, [row.student for row in result.rows]) == (len(STUDENTS) - 1, ["bob"])
+    with (out / "gradebook.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {row["student"].lstrip("'"): row for row in csv.DictReader(stream)}
+    assert list(rows) == list(STUDENTS)
+    assert (rows["bob"]["verdict"], rows["bob"]["grade"]) == ("pass", "100")
+    assert {k: v for k, v in rows.items() if k != "bob"} == {
+        k: v for k, v in batch["rows"].items() if k != "bob"
+    }
+    assert result.backup is not None and result.backup.parent == out / "backups"
+    assert (result.backup / "gradebook.csv").read_text(encoding="utf-8") == before
+    assert (result.backup / "students" / "bob.json").read_text(encoding="utf-8") == old_report
+    assert json.loads((out / "students" / "bob.json").read_text("utf-8"))["verdict"] == "pass"
+
+
+def test_an_interrupted_regrade_loses_no_row(
+    batch: dict[str, Any], reused_runs: ReusedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after the first student of a regrade: the old rows and that student's new one
+    are all in the gradebook."""
+    out = tmp_path / "out"
+    shutil.copytree(batch["out"], out)
+    reused_runs.install(monkeypatch)
+
+    def grade_one(
+        chapter: Any, folder: Path, name: str, *rest: Any
+    ) -> grader.commands.batch.BatchRow:
+        if name == "zed":
+            raise KeyboardInterrupt
+        return grader.commands.batch.BatchRow(
+            name, "fail", 1.5, 0, 11, None, None, None, (), "x", ""
+        )
+
+    monkeypatch.setattr(grader.commands.batch, "_grade_one", grade_one)
+    folders = [tmp_path / "alice", tmp_path / "zed"]
+    with pytest.raises(KeyboardInterrupt):
+        grade_batch(CHAPTER, folders, out, jobs=1)
+    with (out / "gradebook.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {row["student"].lstrip("'"): row for row in csv.DictReader(stream)}
+    assert list(rows) == list(STUDENTS)
+    assert rows["alice"]["grade"] == "1.5" and rows["bob"] == batch["rows"]["bob"]
+
+
+def test_a_file_that_is_not_a_gradebook_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "gradebook.csv").write_text("name,points\nx,1\n", encoding="utf-8")
+    with pytest.raises(GraderError, match="is not a gradebook of this kit"):
+        grade_batch(CHAPTER, [tmp_path / "x"], tmp_path)
+    assert (tmp_path / "gradebook.csv").read_text(encoding="utf-8") == "name,points\nx,1\n"
+
+
 def test_each_student_gets_a_json_report(batch: dict[str, Any]) -> None:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     for student, row in batch["rows"].items():

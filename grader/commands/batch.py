@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,7 @@ from grader.sandbox.pool import WorkerPool
 
 GRADEBOOK = "gradebook.csv"
 REPORTS = "students"
+BACKUPS = "backups"
 COLUMNS = (
     "student",
     "verdict",
@@ -77,6 +78,10 @@ class BatchResult:
     gradebook: Path
     reports: Path
     seconds: float
+    kept: int = 0
+    """Rows of the existing gradebook left as they were (students not graded this time)."""
+    backup: Path | None = None
+    """Where the replaced gradebook and reports were saved, if anything was replaced."""
 
     @property
     def passed(self) -> int:
@@ -102,10 +107,23 @@ def grade_batch(
     jobs: int = 2,
     progress: BatchProgress | None = None,
 ) -> BatchResult:
-    """Grade every folder; write ``out/students/NAME.json`` and ``out/gradebook.csv``."""
+    """Grade every folder; write ``out/students/NAME.json`` and ``out/gradebook.csv``.
+
+    An existing gradebook in ``out`` is merged into, never replaced: a student
+    graded now gets their new row in place of the old one, every other row
+    stays, new students follow in the order given. Before anything in ``out``
+    changes, the old gradebook and the old reports of the students regraded
+    are copied under ``out/backups/STAMP/``. The gradebook is rewritten, whole
+    or not at all, after each student, so an interrupted batch leaves every
+    old row and every new one finished so far.
+    """
     started = time.monotonic()
     limits = limits or Limits()
     names = student_names(folders)
+    gradebook = out / GRADEBOOK
+    merged = read_gradebook(gradebook)
+    order = [*merged, *(key for key in map(_text, names) if key not in merged)]
+    backup = _back_up(out, names, bool(merged))
     rows: dict[str, BatchRow] = {}
     with WorkerPool() as pool, ThreadPoolExecutor(max(1, jobs)) as threads:
         futures = {
@@ -114,7 +132,9 @@ def grade_batch(
         }
         try:
             for done, future in enumerate(as_completed(futures), start=1):
-                rows[futures[future]] = future.result()
+                row = rows[futures[future]] = future.result()
+                merged[_text(row.student)] = row_cells(row)
+                write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
                 if progress is not None:
                     progress(futures[future], done, len(futures))
         except BaseException:  # Ctrl-C: stop the workers so the running checks end at once
@@ -122,9 +142,52 @@ def grade_batch(
             pool.close()
             raise
     ordered = tuple(rows[name] for name in names)
-    gradebook = out / GRADEBOOK
-    write_atomically(gradebook, gradebook_csv(ordered))
-    return BatchResult(ordered, gradebook, out / REPORTS, round(time.monotonic() - started, 3))
+    kept = len(merged) - len(ordered)
+    seconds = round(time.monotonic() - started, 3)
+    return BatchResult(ordered, gradebook, out / REPORTS, seconds, kept=kept, backup=backup)
+
+
+def read_gradebook(path: Path) -> dict[str, list[str]]:
+    """The rows of an existing gradebook by student cell, in file order; none if it is absent.
+
+    A gradebook of fewer columns (an older kit) gets empty cells for the new ones.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        raise GraderError(
+            f"cannot read the gradebook {path}: {error}: choose another --out"
+        ) from error
+    lines = list(csv.reader(io.StringIO(text)))
+    if not lines or not lines[0] or lines[0][0] != COLUMNS[0]:
+        raise GraderError(
+            f"{path} is not a gradebook of this kit (its first column is not "
+            f"{COLUMNS[0]!r}): choose another --out"
+        )
+    header = lines[0]
+    rows: dict[str, list[str]] = {}
+    for line in lines[1:]:
+        if line:
+            cells = dict(zip(header, line, strict=False))
+            rows[line[0]] = [cells.get(column, "") for column in COLUMNS]
+    return rows
+
+
+def _back_up(out: Path, names: Sequence[str], has_gradebook: bool) -> Path | None:
+    """Copy the gradebook and the reports about to be replaced to ``out/backups/STAMP/``."""
+    replaced = [out / REPORTS / f"{name}.json" for name in names]
+    replaced = [path for path in replaced if path.is_file()]
+    if not has_gradebook and not replaced:
+        return None
+    base = out / BACKUPS / time.strftime("%Y%m%d-%H%M%S")
+    folder, n = base, 1
+    while folder.exists():
+        folder, n = base.with_name(f"{base.name}-{n}"), n + 1
+    for path in [out / GRADEBOOK, *replaced] if has_gradebook else replaced:
+        write_atomically(folder / path.relative_to(out), path.read_text(encoding="utf-8"))
+    return folder
 
 
 def _grade_one(
@@ -181,27 +244,33 @@ def problem_of(report: CheckReport) -> str:
 
 def gradebook_csv(rows: Sequence[BatchRow]) -> str:
     """The gradebook as CSV text, one row per student, in ``COLUMNS`` order."""
+    return _csv_text(row_cells(row) for row in rows)
+
+
+def row_cells(row: BatchRow) -> list[str]:
+    """One row's cells as the gradebook writes them."""
+    return [
+        _text(row.student),
+        row.verdict,
+        f"{row.grade:g}",
+        str(row.course_tests_passed),
+        str(row.course_tests_total),
+        "" if row.mutation_score is None else f"{row.mutation_score:.4f}",
+        "" if row.killed is None else str(row.killed),
+        "" if row.mutants is None else str(row.mutants),
+        " ".join(row.survivors),
+        _text(" ".join(row.problem.split())),
+        _text(row.report),
+        _text(row.implementation_file),
+        _text(row.tests_file),
+    ]
+
+
+def _csv_text(rows: Iterable[list[str]]) -> str:
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow(
-            [
-                _text(row.student),
-                row.verdict,
-                f"{row.grade:g}",
-                row.course_tests_passed,
-                row.course_tests_total,
-                "" if row.mutation_score is None else f"{row.mutation_score:.4f}",
-                "" if row.killed is None else row.killed,
-                "" if row.mutants is None else row.mutants,
-                " ".join(row.survivors),
-                _text(" ".join(row.problem.split())),
-                _text(row.report),
-                _text(row.implementation_file),
-                _text(row.tests_file),
-            ]
-        )
+    writer.writerows(rows)
     return stream.getvalue()
 
 

@@ -223,6 +223,10 @@ def render_batch(console: Console, result: BatchResult) -> None:
         f"{result.passed} of {count} passed, in {result.seconds:.1f} s ({rate:.1f} per minute); "
         f"gradebook: {result.gradebook}; each student's report: {result.reports}"
     )
+    if result.kept:
+        console.print(f"{result.kept} earlier rows of the gradebook kept as they were")
+    if result.backup is not None:
+        console.print(f"the gradebook and reports replaced are saved in {result.backup}")
 
 
 def render_bundle(console: Console, bundle: Bundle) -> None:
