@@ -47,13 +47,13 @@ from grader.commands.mutmut_driver import (
     function_key,
     lay_out,
     mutmut_version,
-    read_diffs,
     run_mutmut,
     selected_by,
     source_functions,
     status_of,
 )
 from grader.errors import EXIT_FAIL, GraderError
+from grader.sandbox.mutmut_run import read_mutmut_diffs
 from grader.submission import read_submission
 
 Suite = Literal["course", "submission"]
@@ -330,7 +330,7 @@ def run_audit(
         meta_path = folder / "mutants" / f"{chapter.reference.name}.meta"
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         run = [n for n in meta["exit_code_by_key"] if selected_by(n, names)]
-        diffs = read_diffs(folder, chapter.reference.name, run)
+        diffs = read_mutmut_diffs(folder, chapter.reference.name, run)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     mutants, stale = mark_equivalents(

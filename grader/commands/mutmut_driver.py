@@ -1,26 +1,20 @@
-"""Driving mutmut 3 for ``grader audit``: its working copy, its process, its records.
+"""Driving mutmut 3 for ``grader audit``: its working copy, its phases, its records.
 
-mutmut is a command, not a library: ``run_mutmut`` starts ``mutmut run`` in
-a process of its own (clean environment, fixed hash seed, its own session so
-that an interrupt kills the whole group), follows its phases on its output,
-and reads its per-mutant results from the file mutmut keeps for them
+mutmut is a command, not a library: ``run_mutmut`` has
+``grader.sandbox.mutmut_run`` start ``mutmut run`` (the sandbox is the only
+code that starts processes), follows its phases on its output, and reads its
+per-mutant results from the file mutmut keeps for them
 (``mutants/<module>.meta``, mutmut's exit code per mutant). Each mutant's
-diff comes from mutmut's own ``show`` code, for every mutant in one process.
+diff comes from mutmut's own ``show`` code (``read_mutmut_diffs``).
 """
 
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib.metadata
 import importlib.util
 import json
-import os
 import re
-import select
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from grader.errors import EXIT_FAIL, GraderError
+from grader.sandbox.mutmut_run import run_mutmut_cli
 from grader.sandbox.pool import failure_line
 
 AuditStatus = Literal["killed", "timeout", "crashed", "survived", "no tests", "error"]
@@ -175,75 +170,26 @@ FAILURES = (
     ("nothing matches", "mutmut made no mutant of the selected functions"),
 )
 
-RUN_MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
-
-DIFFS = """\
-import json, sys
-from pathlib import Path
-try:
-    from mutmut.mutation.diff_apply import get_diff_for_mutant
-except ImportError:
-    from mutmut.__main__ import get_diff_for_mutant
-names = json.load(sys.stdin)
-json.dump({n: get_diff_for_mutant(n, path=Path(sys.argv[1])) for n in names}, sys.stdout)
-"""
-
-
-def _environment(folder: Path) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(folder / "home"),
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-    }
-
 
 def run_mutmut(
     folder: Path, module_file: str, names: list[str], jobs: int, progress: Progress | None
 ) -> dict[str, float]:
     """Run ``mutmut run`` in ``folder``; return when each phase began, or raise what stopped it."""
-    command = [sys.executable, "-s", "-P", "-c", RUN_MUTMUT, "run", "--max-children", str(jobs)]
-    process = subprocess.Popen(
-        [*command, *names],
-        cwd=folder,
-        env=_environment(folder),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    assert process.stdout is not None
-    output = bytearray()
     meta = folder / "mutants" / f"{module_file}.meta"
     began: dict[str, float] = {}
-    try:
-        while True:
-            ready, _, _ = select.select([process.stdout], [], [], 0.5)
-            chunk = os.read(process.stdout.fileno(), 65536) if ready else b""
-            if ready and not chunk:
-                break
-            seen = (output[-64:] + chunk).decode("utf-8", "replace")  # a marker may straddle
-            output += chunk
-            for marker, phase in PHASES:
-                if marker in seen and phase not in began:
-                    began[phase] = time.monotonic()
-            phase = max(began, key=began.__getitem__, default="")
-            if progress is not None and phase:
-                done, total = _tested(meta, names) if phase == "mutants" else (0, 0)
-                progress(phase, done, total)
-        code = process.wait()
-    finally:
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        process.stdout.close()
+
+    def follow(seen: str) -> None:
+        for marker, phase in PHASES:
+            if marker in seen and phase not in began:
+                began[phase] = time.monotonic()
+        phase = max(began, key=began.__getitem__, default="")
+        if progress is not None and phase:
+            done, total = _tested(meta, names) if phase == "mutants" else (0, 0)
+            progress(phase, done, total)
+
+    code, output = run_mutmut_cli(folder, ["run", "--max-children", str(jobs), *names], follow)
     if code != 0:
-        raise GraderError(_failure(code, output.decode("utf-8", "replace")), exit_code=EXIT_FAIL)
+        raise GraderError(_failure(code, output), exit_code=EXIT_FAIL)
     return began
 
 
@@ -268,24 +214,6 @@ def _failure(code: int, log: str) -> str:
         if marker in log:
             return f"audit stopped: {meaning}" + (f" ({detail})" if detail else "")
     return f"audit stopped: mutmut failed (exit status {code}): {detail or 'no output'}"
-
-
-def read_diffs(folder: Path, module_file: str, names: list[str]) -> dict[str, str]:
-    """Each mutant's unified diff of its function, as ``mutmut show`` prints it, in one process."""
-    done = subprocess.run(
-        [sys.executable, "-s", "-P", "-c", DIFFS, module_file],
-        cwd=folder,
-        env=_environment(folder),
-        input=json.dumps(names),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise GraderError(f"audit stopped: cannot read mutmut's diffs: {last}")
-    diffs: dict[str, str] = json.loads(done.stdout)
-    return diffs
 
 
 # ----------------------------------------------------------------------
