@@ -29,7 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader.catalog import load_chapter
-from grader.commands.check import check, mutant_sources, run_mutants
+from grader.commands.check import check, run_mutants
+from grader.patching import mutant_sources
 from grader.sandbox.pool import WorkerPool
 
 KIT = Path(__file__).resolve().parent.parent

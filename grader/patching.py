@@ -6,7 +6,14 @@ from pathlib import Path
 
 import whatthepatch
 
+from grader.catalog import Chapter
 from grader.errors import GraderError
+
+
+def mutant_sources(chapter: Chapter) -> dict[str, str]:
+    """Each mutant's full source, patched in memory from the reference."""
+    reference = chapter.reference.read_text(encoding="utf-8")
+    return {mutant.id: apply_patch(reference, mutant.patch) for mutant in chapter.mutants}
 
 
 def apply_patch(source: str, patch_path: Path) -> str:

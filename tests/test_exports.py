@@ -35,7 +35,7 @@ from conftest import ReusedRuns, make_submission
 
 import grader.cli
 from grader.catalog import load_chapter
-from grader.commands.check import CheckReport, Limits, check, kills_needed, mutant_sources
+from grader.commands.check import CheckReport, Limits, check, kills_needed
 from grader.errors import EXIT_PASS
 from grader.grade import grade
 from grader.output.files import with_mutant_titles
@@ -44,6 +44,7 @@ from grader.output.html import mutation_report_html
 from grader.output.junit import report_to_junit
 from grader.output.mutation_report import change_between, mutation_report
 from grader.output.summary import append_step_summary, report_to_markdown
+from grader.patching import mutant_sources
 
 CHAPTER = load_chapter()
 SCHEMAS = Path(grader.cli.__file__).resolve().parent / "output" / "schemas"

@@ -46,9 +46,10 @@ import pytest
 import grader.cli
 import grader.commands.check
 from grader.catalog import Chapter, load_chapter
-from grader.commands.check import CheckReport, Limits, check, mutant_sources
+from grader.commands.check import CheckReport, Limits, check
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
 from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
+from grader.patching import mutant_sources
 from grader.sandbox.pool import OTHER_HASH_SEED, Job, RunResult, WorkerPool
 from grader.sandbox.zygote import EPOCH, MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
 from grader.static_check import check_test_source

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import Chapter, Mutant, Wheat, load_chapter
-from grader.commands.check import course_tests_job, mutant_sources
-from grader.patching import apply_patch
+from grader.commands.check import course_tests_job
+from grader.patching import apply_patch, mutant_sources
 from grader.sandbox.pool import Job, RunResult, WorkerPool
 
 pytestmark = pytest.mark.kit

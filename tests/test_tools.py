@@ -10,8 +10,8 @@ from types import ModuleType
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import mutant_sources
 from grader.errors import GraderError
+from grader.patching import mutant_sources
 
 KIT = Path(__file__).resolve().parents[1]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter, Mutant
-from grader.patching import apply_patch
+from grader.patching import apply_patch, mutant_sources
 from grader.sandbox.pool import (
     FIXED_HASH_SEED,
     OTHER_HASH_SEED,
@@ -257,12 +257,6 @@ def student_tests_job(
         hash_seed=hash_seed,
         outcomes_only=outcomes_only,
     )
-
-
-def mutant_sources(chapter: Chapter) -> dict[str, str]:
-    """Each mutant's full source, patched in memory from the reference."""
-    reference = chapter.reference.read_text(encoding="utf-8")
-    return {mutant.id: apply_patch(reference, mutant.patch) for mutant in chapter.mutants}
 
 
 def check(

@@ -1,0 +1,10 @@
+"""Every form a result takes: ``terminal`` (rich, imported by the entry points alone),
+``check_json``, ``gradescope``, ``junit``, ``mutation_report``, ``html``,
+``summary`` (GitHub's job summary) and ``audit``, with ``files`` writing
+reports atomically and ``wording`` holding the sentences they share.
+
+An output builds text or data from a result; from ``grader.commands`` it
+imports result types and constants only, never a function that runs anything.
+The JSON Schemas the reports are held to live in ``schemas/``, the vendored
+report viewer in ``vendor/``.
+"""

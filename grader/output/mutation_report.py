@@ -24,8 +24,9 @@ from typing import Any, Literal
 
 from grader import DISTRIBUTION, __version__
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, MutantStatus, mutant_sources
+from grader.commands.check import CheckReport, MutantStatus
 from grader.output.wording import NOT_MEASURED
+from grader.patching import mutant_sources
 
 SCHEMA_VERSION = "2"
 STATUS: dict[MutantStatus, Literal["Killed", "Survived", "Timeout", "RuntimeError"]] = {
