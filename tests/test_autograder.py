@@ -137,7 +137,7 @@ def test_setup_then_run_autograder_on_a_folder_like_gradescopes(
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     gradescope_validator().validate(results)
     assert results["score"] == 100
-    assert "PASS: the course tests pass" in run.stdout  # for staff, not students
+    assert "PASS, grade 100 of 100: the course tests pass" in run.stdout  # for staff, not students
 
 
 def test_a_failure_of_the_kit_still_leaves_results(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from grader.cli import main
 from grader.commands.check import CheckReport, Limits, check
 from grader.errors import EXIT_FAIL, EXIT_PASS
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
+from grader.output.wording import grade_phrase
 
 TIME_LIMIT = 120.0
 HANG_LIMIT = 3.0
@@ -80,7 +81,7 @@ EXPECTED: dict[str, Expected] = {
             COURSE_OK,
             VALID,
             FULL_SCORE,
-            "PASS: the course tests pass and your tests catch the planted bugs",
+            "PASS, grade 100 of 100: the course tests pass and your tests catch the planted bugs",
         ),
     ),
     "weak": Expected(
@@ -97,7 +98,8 @@ EXPECTED: dict[str, Expected] = {
             COURSE_OK,
             VALID,
             "Mutation score 0.17 (3/18), threshold 0.70; required: s11 survived",
-            "FAIL: mutation score 0.17 below 0.70; required mutant s11 survived",
+            "FAIL, grade 61.54 of 100: mutation score 0.17 below 0.70; "
+            "required mutant s11 survived",
         ),
     ),
     "misses_s11": Expected(
@@ -319,10 +321,13 @@ def test_cli_report(
     assert code == (EXIT_PASS if expected.verdict == "pass" else EXIT_FAIL)
     assert err == ""
     lines = [line.rstrip() for line in out.splitlines()]
+    report = graded[name].report
     for line in expected.lines:
+        verdict, colon, rest = line.partition(":")
+        if verdict in ("PASS", "FAIL") and colon:  # the grade stands beside the verdict
+            line = f"{verdict}, {grade_phrase(CHAPTER, report)}:{rest}"
         assert line in lines, f"{line!r} not in the output:\n{out}"
     assert "Traceback" not in out
-    report = graded[name].report
     for problem in report.student_tests.problems:
         assert f"✗ {problem}" in lines
     for test, status in report.course_tests.results.items():

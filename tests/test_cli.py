@@ -389,3 +389,33 @@ def test_check_is_deterministic(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert all(
         set(d["timings"]) == {"course_tests", "validation", "mutation", "total"} for d in data
     )
+
+
+# ----------------------------------------------------------------------
+# A fresh stub, submitted unchanged
+
+
+def test_an_unchanged_stub_is_named_first_and_its_failures_shown_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``grader start`` then ``grader check``: the first lines say both files are the kit's
+    untouched stub and skeleton and the course tests are 0/11; the eleven identical
+    tracebacks are one box listing every test, with what to do next; the grade stands
+    beside the verdict."""
+    monkeypatch.setenv("COLUMNS", "200")
+    folder = tmp_path / "submission"
+    start(capsys, folder)
+    code, out, err = run(capsys, "check", "--submission", str(folder))
+    assert (code, err) == (EXIT_FAIL, "")
+    lines = [line.rstrip() for line in out.splitlines()]
+    total = len(CHAPTER.course_tests)
+    assert lines[:3] == [
+        "✗ radix.py is the unmodified stub: no course test can pass until you write the tree",
+        "✗ tests/test_ds07_radix.py is the unmodified test skeleton: each required test is "
+        "still a placeholder that fails everywhere; write them",
+        f"Course tests on your radix.py: 0/{total} passed",
+    ]
+    assert out.count("E   NotImplementedError") == 1
+    assert f"These {total} course tests all fail the same way:" in out
+    assert "Next: Fix radix.py:" in out
+    assert lines[-1] == "FAIL, grade 0 of 100: course tests failing; your tests are not valid"

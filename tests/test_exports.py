@@ -38,9 +38,9 @@ from grader.catalog import load_chapter
 from grader.commands.check import CheckReport, Limits, check, kills_needed
 from grader.errors import EXIT_PASS
 from grader.grade import grade
-from grader.output.files import with_mutant_titles
+from grader.output.files import ReportFiles, with_mutant_titles, write_reports
 from grader.output.gradescope import gradescope_results
-from grader.output.html import mutation_report_html
+from grader.output.html import mutation_report_html, summary_header
 from grader.output.junit import report_to_junit
 from grader.output.mutation_report import change_between, mutation_report
 from grader.output.summary import append_step_summary, report_to_markdown
@@ -403,10 +403,20 @@ def test_html_embeds_the_report_safely(written: Written) -> None:
     page = written.files["--html"].read_text(encoding="utf-8")
     data = json.loads(written.files["--mutation-report"].read_text(encoding="utf-8"))
     assert embedded_report(page) == data
-    assert page.count("</script>") == 2  # the viewer's and the report's, nothing in between
+    assert page.count("</script>") == 3  # the viewer's, the report's, the Killed filter's
     hostile = {"files": {"x.py": {"source": "</script><script>alert(1)</script>"}}}
     assert "alert" in str(embedded_report(mutation_report_html(hostile, "t")))
-    assert mutation_report_html(hostile, "t").count("</script>") == 2
+    assert mutation_report_html(hostile, "t").count("</script>") == 3
+
+
+def test_html_header_escapes_what_a_student_wrote(examples: dict[str, CheckReport]) -> None:
+    """A problem quoting the student's text (here a test name) cannot add markup to the page."""
+    report = examples["fails_on_reference"]
+    student = dataclasses.replace(
+        report.student_tests, problems=("test_<script>alert(1)</script> fails",)
+    )
+    header = summary_header(CHAPTER, dataclasses.replace(report, student_tests=student))
+    assert "<script>" not in header and "test_&lt;script&gt;" in header
 
 
 PROBE = """<script>
@@ -422,23 +432,35 @@ function shownText(node) {
   walk(node);
   return text.replace(/\\s+/g, " ");
 }
+function killedFilter(node) {
+  const box = node.shadowRoot && node.shadowRoot.querySelector("#filter-Killed");
+  if (box) return box.checked ? "ticked" : "unticked";
+  for (const child of [...(node.shadowRoot ? node.shadowRoot.children : []), ...node.children]) {
+    const found = killedFilter(child);
+    if (found) return found;
+  }
+  return "";
+}
 setTimeout(() => {
   const probe = document.createElement("pre");
   probe.id = "probe";
-  probe.textContent = shownText(document.querySelector("mutation-test-report-app"));
+  const app = document.querySelector("mutation-test-report-app");
+  probe.textContent = shownText(document.querySelector("#grade-summary") || document.body) +
+    " | " + shownText(app) + " | killed filter: " + killedFilter(app);
   document.body.appendChild(probe);
 }, 3000);
 </script>
 """
-"""Appended to a copy of the page: after the viewer has drawn, copy the text of its shadow
-DOM (which ``--dump-dom`` leaves out) into the page, where ``--dump-dom`` shows it."""
+"""Appended to a copy of the page: after the viewer has drawn, copy the text of the summary and
+of the viewer's shadow DOM (which ``--dump-dom`` leaves out), and the state of its "Killed"
+filter, into the page, where ``--dump-dom`` shows it."""
 
 
-def test_html_renders_in_headless_chromium(written: Written, tmp_path: Path) -> None:
+def shown_in_chromium(page: str, tmp_path: Path) -> str:
+    """The text a browser shows of ``page`` (see ``PROBE``); skips where no Chromium is."""
     browser = next((found for name in CHROMIUMS if (found := shutil.which(name))), None)
     if browser is None:
         pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
-    page = written.files["--html"].read_text(encoding="utf-8")
     probed = tmp_path / "probed.html"
     probed.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
     command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
@@ -446,11 +468,42 @@ def test_html_renders_in_headless_chromium(written: Written, tmp_path: Path) -> 
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     match = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
     assert match is not None, done.stderr[-2000:]
-    shown = match.group(1)
+    return match.group(1)
+
+
+def test_html_renders_in_headless_chromium(written: Written, tmp_path: Path) -> None:
+    shown = shown_in_chromium(written.files["--html"].read_text(encoding="utf-8"), tmp_path)
     assert "radix.py" in shown and "ds.07 mutation report" in shown
     assert "100.00" in shown  # the mutation score the viewer computed
     assert re.search(r"Killed \( ?18 ?\)", shown), shown[:2000]
     assert "class RadixTree" in shown  # the reference source, drawn with its mutants
+    assert shown.startswith(" ds.07: PASS, grade 100 of 100 ")
+
+
+def test_html_opens_on_the_verdict_and_shows_kills(
+    examples: dict[str, CheckReport], tmp_path: Path
+) -> None:
+    """The page of a failing submission: verdict, grade, threshold, the required mutant and
+    the course tests above the viewer, and the killed mutants listed beside the survivors."""
+    page = tmp_path / "weak.html"
+    write_reports(CHAPTER, examples["weak"], ReportFiles(html=page))
+    shown = shown_in_chromium(page.read_text(encoding="utf-8"), tmp_path)
+    summary, _, rest = shown.partition(" | ")
+    assert summary.startswith(" ds.07: FAIL, grade 61.54 of 100 Why: mutation score 0.17 below")
+    assert "Course tests on your radix.py: 11/11 passed." in summary
+    assert "the threshold 0.70 asks for 13 kills. Required, whatever the score: s11 survived" in (
+        summary
+    )
+    assert rest.endswith("killed filter: ticked"), rest[-500:]
+    assert re.search(r"Killed \( ?3 ?\)", rest) and re.search(r"Survived \( ?15 ?\)", rest)
+
+
+def test_html_of_invalid_tests_says_why_instead_of_ignored(
+    examples: dict[str, CheckReport],
+) -> None:
+    page = summary_header(CHAPTER, examples["fails_on_reference"])
+    assert "not valid" in page and "test_split_by_hand fails on the reference" in page
+    assert "not measured. To pass, your tests must kill at least 70% of the 18" in page
 
 
 # ----------------------------------------------------------------------

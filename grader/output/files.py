@@ -22,7 +22,7 @@ from typing import Literal
 from grader.catalog import Chapter
 from grader.commands.check import CheckReport
 from grader.output.gradescope import gradescope_json
-from grader.output.html import mutation_report_html
+from grader.output.html import mutation_report_html, summary_header
 from grader.output.junit import report_to_junit
 from grader.output.mutation_report import mutation_report, mutation_report_json
 
@@ -58,7 +58,8 @@ def write_reports(chapter: Chapter, report: CheckReport, files: ReportFiles) -> 
     if files.mutation_report is not None:
         write_atomically(files.mutation_report, mutation_report_json(data))
     if files.html is not None:
-        page = mutation_report_html(data, f"{chapter.id} mutation report")
+        header = summary_header(chapter, report)
+        page = mutation_report_html(data, f"{chapter.id} mutation report", header)
         write_atomically(files.html, page)
 
 

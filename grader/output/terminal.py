@@ -16,6 +16,8 @@ from grader.commands.check import CheckReport
 from grader.commands.release import Release
 from grader.commands.tdd import TddResult
 from grader.output.audit import STATUS_ORDER
+from grader.output.failures import FailureGroup, group_failures
+from grader.output.wording import unmodified_notes, verdict_sentence
 from grader.submission import StartResult
 
 STATUS_STYLE = {
@@ -114,6 +116,8 @@ def render_diff(console: Console, chapter: Chapter, diff: str) -> None:
 
 def render_check(console: Console, chapter: Chapter, report: CheckReport) -> None:
     course = report.course_tests
+    for note in unmodified_notes(chapter, report):
+        console.print(f"[red]✗[/] {escape(note)}")
     console.print(
         f"[bold]Course tests on your {chapter.implementation}[/]: "
         f"{course.passed}/{course.total} passed"
@@ -123,11 +127,8 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     for name, status in course.results.items():
         if status != "passed":
             console.print(f"  {name}: {_styled(status)}")
-    for name, detail in course.failures.items():
-        if detail:
-            console.print(
-                Panel(escape(detail.rstrip()), title=name, title_align="left", border_style="red")
-            )
+    for group in group_failures(course.failures):
+        _render_failure_group(console, chapter, group)
 
     student = report.student_tests
     console.print(
@@ -162,7 +163,7 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
         )
     else:
         console.print("Mutation score: not measured until your tests are valid")
-    console.print(_verdict_line(report))
+    console.print(_verdict_line(chapter, report))
 
 
 def _render_worth(console: Console, report: CheckReport) -> None:
@@ -192,10 +193,26 @@ def _render_worth(console: Console, report: CheckReport) -> None:
         )
 
 
-def _verdict_line(report: CheckReport) -> str:
-    if report.verdict == "pass":
-        return "[bold green]PASS[/]: the course tests pass and your tests catch the planted bugs"
-    return f"[bold red]FAIL[/]: {'; '.join(report.fail_reasons())}"
+def _render_failure_group(console: Console, chapter: Chapter, group: FailureGroup) -> None:
+    """One box per way of failing: the tests that fail that way, one traceback, what to do."""
+    if len(group.tests) == 1:
+        body = escape(group.detail.rstrip())
+        title = group.tests[0]
+    else:
+        listed = "\n".join(f"  {name}" for name in group.tests)
+        body = (
+            f"These {len(group.tests)} course tests all fail the same way:\n{listed}\n\n"
+            f"{escape(group.detail.rstrip())}\n\n"
+            f"[bold]Next:[/] {escape(group.next_step(chapter.implementation))}"
+        )
+        title = f"{len(group.tests)} course tests, one failure"
+    console.print(Panel(body, title=title, title_align="left", border_style="red"))
+
+
+def _verdict_line(chapter: Chapter, report: CheckReport) -> str:
+    verdict, _, rest = verdict_sentence(chapter, report).partition(", ")
+    colour = "green" if report.verdict == "pass" else "red"
+    return f"[bold {colour}]{verdict}[/], {escape(rest)}"
 
 
 def render_batch(console: Console, result: BatchResult) -> None:

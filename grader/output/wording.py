@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from grader.catalog import Chapter, Mutant
 from grader.commands.check import CheckReport, MutantResult
+from grader.grade import grade
 
 NOT_MEASURED = (
     "Not run: your tests are not valid yet, so no kill could be trusted "
@@ -67,3 +68,37 @@ def student_tests_outcome(chapter: Chapter, report: CheckReport) -> str:
     lines += [f"- missing required test {name}" for name in student.missing]
     lines += [f"- {problem}" for problem in student.problems]
     return "\n".join(lines)
+
+
+def grade_phrase(chapter: Chapter, report: CheckReport) -> str:
+    """``grade 84.62 of 100``: the points on the catalog's scale."""
+    points = grade(chapter, report)
+    return f"grade {points.points:g} of {points.scale:g}"
+
+
+def verdict_sentence(chapter: Chapter, report: CheckReport) -> str:
+    """``PASS, grade 100 of 100: …`` or ``FAIL, grade 50 of 100: why``, without markup."""
+    if report.verdict == "pass":
+        return (
+            f"PASS, {grade_phrase(chapter, report)}: the course tests pass and your tests "
+            "catch the planted bugs"
+        )
+    return f"FAIL, {grade_phrase(chapter, report)}: {'; '.join(report.fail_reasons())}"
+
+
+def unmodified_notes(chapter: Chapter, report: CheckReport) -> list[str]:
+    """One sentence per file of the submission that is still the kit's stub or skeleton:
+    said before anything else, since every other problem follows from it."""
+    files = report.files
+    notes = []
+    if files.get("implementation") in report.unmodified:
+        notes.append(
+            f"{files['implementation']} is the unmodified stub: no course test can pass until "
+            "you write the tree"
+        )
+    if files.get("tests") in report.unmodified:
+        notes.append(
+            f"{files['tests']} is the unmodified test skeleton: each required test is still a "
+            "placeholder that fails everywhere; write them"
+        )
+    return notes

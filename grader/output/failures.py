@@ -1,0 +1,74 @@
+"""Course-test failures grouped by where they end, so one cause is shown once.
+
+A fresh stub fails every course test the same way (each dies in
+``RadixTree.__init__``), and eleven copies of one traceback hide the one
+thing to do. Failures whose report ends at the same frame with the same error
+are one group: the tests are listed together, the traceback is shown once,
+and the group says what to fix first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+LOCATION = re.compile(r"^(?P<file>\S+?):(?P<line>\d+): in (?P<function>\S+)")
+"""A frame line of pytest's report: ``radix.py:58: in __init__``."""
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """Course tests whose failures end at the same frame with the same error."""
+
+    tests: tuple[str, ...]
+    detail: str
+    """The first test's report: the one traceback shown for the group."""
+    where: str
+    """The last frame, ``radix.py:58 in __init__``, or empty when the report names none."""
+    error: str
+    """The error's first line, ``NotImplementedError: …``, or empty."""
+
+    def next_step(self, implementation: str) -> str:
+        """What to do about this group, in one sentence."""
+        if not self.where:
+            return "Read the first report above: the others fail the same way."
+        count = "every test listed stops" if len(self.tests) > 1 else "the test stops"
+        if self.where.startswith(f"{implementation}:"):
+            return f"Fix {self.where} first: {count} there, so one change may clear them all."
+        return (
+            f"{count.capitalize()} at {self.where}, in the course tests: the error says what "
+            f"your {implementation} did that they did not expect."
+        )
+
+
+def signature(detail: str) -> tuple[str, str]:
+    """The last frame and the first error line of a pytest report (empty when absent)."""
+    where = ""
+    error = ""
+    for line in detail.splitlines():
+        frame = LOCATION.match(line)
+        if frame:
+            where = f"{frame['file']}:{frame['line']} in {frame['function']}"
+            error = ""
+        elif line.startswith("E ") and not error:
+            error = line[1:].strip()
+    return where, error
+
+
+def group_failures(failures: Mapping[str, str]) -> list[FailureGroup]:
+    """The reports of ``failures`` (test name → pytest's report) grouped by ``signature``,
+    in the order of each group's first test. Reports with no frame and no error stay alone."""
+    groups: dict[tuple[str, str] | str, list[str]] = {}
+    for name, detail in failures.items():
+        if not detail.strip():
+            continue
+        key: tuple[str, str] | str = signature(detail)
+        if key == ("", ""):
+            key = name
+        groups.setdefault(key, []).append(name)
+    result = []
+    for key, tests in groups.items():
+        where, error = key if isinstance(key, tuple) else ("", "")
+        result.append(FailureGroup(tuple(tests), failures[tests[0]], where, error))
+    return result
