@@ -61,6 +61,19 @@ class Wheat:
 
 
 @dataclass(frozen=True)
+class SimilaritySettings:
+    """How ``grader batch`` finds copies: the catalog's ``[similarity]`` table."""
+
+    kgram: int
+    window: int
+    min_fingerprints: int
+    floor: float
+    flag_text: float
+    flag_text_with_behaviour: float
+    flag_behaviour: float
+
+
+@dataclass(frozen=True)
 class Chapter:
     """One chapter of the course, with the paths of its content in the kit."""
 
@@ -84,6 +97,8 @@ class Chapter:
     stub_tests: Path
     model_tests: Path
     course_test_file: Path
+    similarity: SimilaritySettings | None = None
+    """``None`` when the catalog has no ``[similarity]`` table: batch then looks for no copies."""
     staff_only: tuple[str, ...] = ()
     """Kit files (paths from the kit's root, ``*`` globs) the student edition leaves out."""
 
@@ -148,6 +163,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         model_tests=root / "reference" / student_tests,
         course_test_file=root / "course_tests" / str(head["course_tests"]),
         staff_only=tuple(str(p) for p in data.get("release", {}).get("staff_only", [])),
+        similarity=SimilaritySettings(**data["similarity"]) if "similarity" in data else None,
     )
     ids = [m.id for m in chapter.mutants]
     if len(set(ids)) != len(ids) or (not set(chapter.required) <= set(ids) and ids):

@@ -12,25 +12,35 @@ nothing a student submits stops the batch.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, Limits, Verdict, check
+from grader.commands.check import CheckReport, Limits, Verdict, check, run_mutants
 from grader.errors import GraderError, describe
 from grader.grade import grade
 from grader.locate import AmbiguousSubmission, locate
 from grader.output.check_json import report_to_json
+from grader.output.class_report import class_data, class_html, class_json
 from grader.output.files import write_atomically
+from grader.output.similarity import similarity_csv, similarity_html
+from grader.patching import mutant_sources
 from grader.sandbox.pool import WorkerPool
+from grader.similarity import MODEL_ANSWER, REFERENCE, ClassFile, Similarity, find_copies
+from grader.submission import read_submission
 
 GRADEBOOK = "gradebook.csv"
 REPORTS = "students"
 BACKUPS = "backups"
+SIMILARITY_CSV = "similarity.csv"
+SIMILARITY_PAGE = "similarity.html"
+CLASS_JSON = "class.json"
+CLASS_PAGE = "class.html"
 COLUMNS = (
     "student",
     "verdict",
@@ -45,6 +55,7 @@ COLUMNS = (
     "report",
     "implementation_file",
     "tests_file",
+    "flags",
 )
 """The gradebook's columns, in order."""
 
@@ -70,6 +81,8 @@ class BatchRow:
     implementation_file: str = ""
     """The files graded, relative to the student's folder (empty: none read)."""
     tests_file: str = ""
+    flags: tuple[str, ...] = ()
+    """``kind~other`` for each flagged similarity pair (``tests~bob``): for staff to look at."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,9 @@ class BatchResult:
     """Rows of the existing gradebook left as they were (students not graded this time)."""
     backup: Path | None = None
     """Where the replaced gradebook and reports were saved, if anything was replaced."""
+    similarity: Similarity | None = None
+    """The copies found among the students graded now (``None``: the catalog asks for none)."""
+    similarity_seconds: float = 0.0
 
     @property
     def passed(self) -> int:
@@ -116,15 +132,26 @@ def grade_batch(
     are copied under ``out/backups/STAMP/``. The gradebook is rewritten, whole
     or not at all, after each student, so an interrupted batch leaves every
     old row and every new one finished so far.
+
+    Then the files of the students graded now are compared with each other's and the
+    kit's (``out/similarity.csv``, ``out/similarity.html``, the gradebook's ``flags``),
+    and their figures drawn (``out/class.json``, ``out/class.html``).
     """
     started = time.monotonic()
     limits = limits or Limits()
     names = student_names(folders)
+    if chapter.similarity is not None and not chapter.model_tests.is_file():
+        raise GraderError(
+            f"this kit has no model answer ({chapter.model_tests.name}): it is the student "
+            "edition; grade a class with the staff edition (the kit's repository)"
+        )
     gradebook = out / GRADEBOOK
     merged = read_gradebook(gradebook)
     order = [*merged, *(key for key in map(_text, names) if key not in merged)]
     backup = _back_up(out, names, bool(merged))
     rows: dict[str, BatchRow] = {}
+    reports: dict[str, CheckReport | None] = {}
+    similarity, similarity_seconds = None, 0.0
     with WorkerPool() as pool, ThreadPoolExecutor(max(1, jobs)) as threads:
         futures = {
             threads.submit(_grade_one, chapter, folder, name, out, limits, pool): name
@@ -132,19 +159,84 @@ def grade_batch(
         }
         try:
             for done, future in enumerate(as_completed(futures), start=1):
-                row = rows[futures[future]] = future.result()
+                row, reports[futures[future]] = future.result()
+                rows[futures[future]] = row
                 merged[_text(row.student)] = row_cells(row)
                 write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
                 if progress is not None:
                     progress(futures[future], done, len(futures))
+            if chapter.similarity is not None:
+                compared = time.monotonic()
+                similarity = _find_copies(chapter, folders, names, reports, limits, pool)
+                similarity_seconds = round(time.monotonic() - compared, 3)
         except BaseException:  # Ctrl-C: stop the workers so the running checks end at once
             threads.shutdown(wait=False, cancel_futures=True)
             pool.close()
             raise
     ordered = tuple(rows[name] for name in names)
+    if similarity is not None:
+        ordered = tuple(dataclasses.replace(r, flags=similarity.flags(r.student)) for r in ordered)
+        merged.update((_text(row.student), row_cells(row)) for row in ordered)
+        write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
+        write_atomically(out / SIMILARITY_CSV, similarity_csv(similarity))
+        write_atomically(out / SIMILARITY_PAGE, similarity_html(chapter.id, similarity))
+    in_order = {name: reports[name] for name in names}
+    figures = class_data(chapter, {row.student: row.grade for row in ordered}, in_order, similarity)
+    write_atomically(out / CLASS_JSON, class_json(figures))
+    write_atomically(out / CLASS_PAGE, class_html(figures))
     kept = len(merged) - len(ordered)
     seconds = round(time.monotonic() - started, 3)
-    return BatchResult(ordered, gradebook, out / REPORTS, seconds, kept=kept, backup=backup)
+    return BatchResult(
+        ordered,
+        gradebook,
+        out / REPORTS,
+        seconds,
+        kept=kept,
+        backup=backup,
+        similarity=similarity,
+        similarity_seconds=similarity_seconds,
+    )
+
+
+def _find_copies(
+    chapter: Chapter,
+    folders: Sequence[Path],
+    names: Sequence[str],
+    reports: Mapping[str, CheckReport | None],
+    limits: Limits,
+    pool: WorkerPool,
+) -> Similarity:
+    """Every student's files against each other's and the kit's (``grader.similarity``)."""
+    assert chapter.similarity is not None
+    files: list[ClassFile] = []
+    for folder, name in zip(folders, names, strict=True):
+        try:
+            located = locate(chapter, folder)
+        except AmbiguousSubmission:  # graded as a fail already; nothing to compare
+            continue
+        submission = read_submission(located, folder)
+        if submission.implementation is not None:
+            files.append(ClassFile(name, "implementation", submission.implementation))
+        if submission.tests is not None:
+            report = reports[name]
+            mutation = report.mutation if report is not None else None
+            killed_by = {m.id: m.killed_by for m in mutation.mutants} if mutation else None
+            files.append(ClassFile(name, "tests", submission.tests, killed_by))
+    model_answer = chapter.model_tests.read_text(encoding="utf-8")
+    files.append(ClassFile(REFERENCE, "implementation", chapter.reference.read_text("utf-8")))
+    files.append(ClassFile(MODEL_ANSWER, "tests", model_answer))
+
+    def model_answer_killed_by() -> dict[str, tuple[str, ...]]:
+        with ThreadPoolExecutor(pool.workers + 1) as threads:
+            mutation = run_mutants(
+                chapter, model_answer, mutant_sources(chapter), limits.student_tests, pool, threads
+            )
+        return {m.id: m.killed_by for m in mutation.mutants}
+
+    given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
+    return find_copies(
+        files, given, len(chapter.wheats), chapter.similarity, model_answer_killed_by
+    )
 
 
 def read_gradebook(path: Path) -> dict[str, list[str]]:
@@ -192,21 +284,23 @@ def _back_up(out: Path, names: Sequence[str], has_gradebook: bool) -> Path | Non
 
 def _grade_one(
     chapter: Chapter, folder: Path, name: str, out: Path, limits: Limits, pool: WorkerPool
-) -> BatchRow:
-    """One student's row; every failure, the kit's included, becomes the row's problem."""
+) -> tuple[BatchRow, CheckReport | None]:
+    """One student's row and report; every failure, the kit's included, becomes the row's
+    problem (and no report)."""
     try:
         located = locate(chapter, folder)
     except AmbiguousSubmission as refused:  # the student's to fix, not the grader's failure
         total = len(chapter.course_tests)
-        return BatchRow(name, "fail", 0.0, 0, total, None, None, None, (), refused.message, "")
+        row = BatchRow(name, "fail", 0.0, 0, total, None, None, None, (), refused.message, "")
+        return row, None
     try:
         report = check(located, folder, limits, pool=pool)
         path = out / REPORTS / f"{name}.json"
         write_atomically(path, report_to_json(report, chapter))
-        return row_of(chapter, name, report, path.relative_to(out).as_posix())
+        return row_of(chapter, name, report, path.relative_to(out).as_posix()), report
     except Exception as error:  # one submission must never stop the batch
-        message = describe(error)
-        return BatchRow(name, "fail", 0.0, 0, 0, None, None, None, (), f"not graded: {message}", "")
+        problem = f"not graded: {describe(error)}"
+        return BatchRow(name, "fail", 0.0, 0, 0, None, None, None, (), problem, ""), None
 
 
 def row_of(chapter: Chapter, name: str, report: CheckReport, path: str) -> BatchRow:
@@ -263,6 +357,7 @@ def row_cells(row: BatchRow) -> list[str]:
         _text(row.report),
         _text(row.implementation_file),
         _text(row.tests_file),
+        _text(" ".join(row.flags)),
     ]
 
 

@@ -217,7 +217,16 @@ def _verdict_line(chapter: Chapter, report: CheckReport) -> str:
 
 def render_batch(console: Console, result: BatchResult) -> None:
     table = Table(title="Batch grading")
-    columns = ("student", "verdict", "grade", "course tests", "mutation", "survivors", "problem")
+    columns = (
+        "student",
+        "verdict",
+        "grade",
+        "course tests",
+        "mutation",
+        "survivors",
+        "problem",
+        "flags",
+    )
     for column in columns:
         table.add_column(column)
     for row in result.rows:
@@ -232,6 +241,7 @@ def render_batch(console: Console, result: BatchResult) -> None:
             mutation,
             " ".join(row.survivors),
             escape(row.problem),
+            f"[yellow]{escape(' '.join(row.flags))}[/]",
         )
     console.print(table)
     count = len(result.rows)
@@ -244,6 +254,15 @@ def render_batch(console: Console, result: BatchResult) -> None:
         console.print(f"{result.kept} earlier rows of the gradebook kept as they were")
     if result.backup is not None:
         console.print(f"the gradebook and reports replaced are saved in {result.backup}")
+    folder = result.gradebook.parent
+    if result.similarity is not None:
+        flagged = sum(pair.flagged for pair in result.similarity.pairs)
+        console.print(
+            f"{flagged} flagged pair(s) of similar files (compared in "
+            f"{result.similarity_seconds:.1f} s): {folder / 'similarity.csv'}, side by side in "
+            f"{folder / 'similarity.html'}; flags change no grade"
+        )
+    console.print(f"the class at a glance: {folder / 'class.html'} (data: class.json)")
 
 
 def render_bundle(console: Console, bundle: Bundle) -> None:

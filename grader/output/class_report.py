@@ -1,0 +1,295 @@
+"""The staff view of a class after ``grader batch``: ``class.json`` and ``class.html``.
+
+One set of figures, two forms: the distribution of grades and of mutation
+scores; for each planted mutant, the share of the class whose tests killed it
+(one everybody kills teaches nothing; one nobody kills may be unfair); for
+each course test, its pass rate; the most common reasons student tests were
+not valid, each with the students it hit; and the flagged similarity pairs.
+The page is self-contained (inline CSS and SVG drawn here, no script, no
+network) and escapes every name and message it shows.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from grader.catalog import Chapter
+from grader.commands.check import CheckReport
+from grader.similarity import Similarity
+
+BINS = 10
+"""Bars of each histogram: tenths of the grade scale, tenths of the mutation score."""
+
+
+def reason_of(problem: str, tests: Sequence[str]) -> str:
+    """A problem's reason, shared between students: their own test names, line numbers, paths
+    and the detail after the first colon left out (``test_x failed on the reference, which is
+    correct: assert 1 == 2`` becomes ``a test failed on the reference, which is correct``)."""
+    reason = re.sub(r"^\S+ line \d+: ", "", problem)
+    reason = re.sub(r"(?<![\w/])/[^\s:]*", "the submission folder", reason)  # a student's own path
+    for name in sorted(tests, key=len, reverse=True):
+        reason = re.sub(rf"\b{re.escape(name)}\b", "a test", reason)
+    return reason.split(": ", 1)[0].strip()
+
+
+def _histogram(values: Sequence[float], top: float) -> list[dict[str, float | int]]:
+    width = top / BINS
+    counts = [0] * BINS
+    for value in values:
+        counts[min(BINS - 1, max(0, int(value / width + 1e-9)))] += 1
+    return [
+        {"from": round(i * width, 4), "to": round((i + 1) * width, 4), "count": counts[i]}
+        for i in range(BINS)
+    ]
+
+
+def _summary(values: Sequence[float], top: float) -> dict[str, Any]:
+    return {
+        "count": len(values),
+        "mean": round(statistics.fmean(values), 4) if values else None,
+        "median": round(statistics.median(values), 4) if values else None,
+        "histogram": _histogram(values, top),
+    }
+
+
+def class_data(
+    chapter: Chapter,
+    grades: Mapping[str, float],
+    reports: Mapping[str, CheckReport | None],
+    similarity: Similarity | None,
+) -> dict[str, Any]:
+    """The class's figures as plain data (``class.json``); ``grades`` and ``reports`` by
+    student, in gradebook order (a student the grader could not grade has no report)."""
+    graded = {name: r for name, r in reports.items() if r is not None}
+    measured = {name: r.mutation for name, r in graded.items() if r.mutation is not None}
+    mutants = []
+    for mutant in chapter.mutants:
+        killers = [
+            name
+            for name, mutation in measured.items()
+            if mutation.status(mutant.id) in ("killed", "timeout")
+        ]
+        mutants.append(
+            {
+                "id": mutant.id,
+                "title": mutant.title,
+                "required": mutant.id in chapter.required,
+                "killed": len(killers),
+                "of": len(measured),
+                "fraction": round(len(killers) / len(measured), 4) if measured else None,
+                "survived_in": [name for name in measured if name not in killers],
+            }
+        )
+    course = []
+    for test in chapter.course_tests:
+        passed = [n for n, r in graded.items() if r.course_tests.results.get(test.name) == "passed"]
+        rate = round(len(passed) / len(graded), 4) if graded else None
+        course.append({"name": test.name, "passed": len(passed), "of": len(graded), "rate": rate})
+    reasons: dict[str, list[str]] = {}
+    for name, report in graded.items():
+        student = report.student_tests
+        if student.valid:
+            continue
+        found = [reason_of(p, student.tests) for p in student.problems]
+        if student.tests:  # a file with no tests (missing, unreadable) misses them all: said once
+            found += [f"missing required test {missing}" for missing in student.missing]
+        for reason in dict.fromkeys(found):
+            reasons.setdefault(reason, []).append(name)
+    invalid = [
+        {"reason": reason, "students": names}
+        for reason, names in sorted(reasons.items(), key=lambda item: (-len(item[1]), item[0]))
+    ]
+    flags = [
+        {
+            "kind": pair.kind,
+            "a": pair.a,
+            "b": pair.b,
+            "text_score": pair.text_score,
+            "behaviour_score": pair.behaviour_score,
+        }
+        for pair in (similarity.pairs if similarity else ())
+        if pair.flagged
+    ]
+    return {
+        "chapter": chapter.id,
+        "students": len(reports),
+        "graded": len(graded),
+        "passed": sum(r.verdict == "pass" for r in graded.values()),
+        "valid_tests": len(measured),
+        "grades": {
+            "scale": chapter.grade_scale,
+            **_summary(list(grades.values()), chapter.grade_scale),
+        },
+        "mutation_scores": _summary([m.score for m in measured.values()], 1.0),
+        "mutants": mutants,
+        "course_tests": course,
+        "invalid_reasons": invalid,
+        "flags": flags,
+    }
+
+
+def class_json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# ----------------------------------------------------------------------
+# The page
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5rem auto; max-width: 60rem; color: #1b1b1b; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: .5rem 0; }
+td, th { padding: .2rem .6rem; text-align: left; }
+tr:nth-child(even) { background: #f5f5f5; } .num { text-align: right; }
+svg text { font-size: 11px; fill: #1b1b1b; } .note { color: #555; }
+"""
+_BAR = "#3f7fbf"
+_WARN = "#d9822b"
+
+
+def _column_chart(title: str, bins: Sequence[Mapping[str, float | int]], label: str) -> str:
+    """A histogram as an SVG column chart, one column per bin, its count above it."""
+    width, height, pad = 520, 180, 28
+    top = max([int(b["count"]) for b in bins] + [1])
+    step = (width - 2 * pad) / len(bins)
+    parts = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height + 30}' "
+        f"role='img' aria-label='{html.escape(title, quote=True)}'>"
+        f"<title>{html.escape(title)}</title>"
+    ]
+    for i, b in enumerate(bins):
+        count = int(b["count"])
+        tall = (height - 2 * pad) * count / top
+        x, y = pad + i * step, height - pad - tall
+        parts.append(
+            f"<rect class='bar' x='{x + 2:.1f}' y='{y:.1f}' width='{step - 4:.1f}' "
+            f"height='{tall:.1f}' fill='{_BAR}'>"
+            f"<title>{b['from']:g} to {b['to']:g}: {count}</title></rect>"
+        )
+        if count:
+            parts.append(
+                f"<text x='{x + step / 2:.1f}' y='{y - 3:.1f}' text-anchor='middle'>{count}</text>"
+            )
+        parts.append(
+            f"<text x='{x + step / 2:.1f}' y='{height - pad + 14:.1f}' text-anchor='middle'>"
+            f"{b['from']:g}</text>"
+        )
+    parts.append(
+        f"<text x='{width / 2:.1f}' y='{height + 20}' text-anchor='middle'>"
+        f"{html.escape(label)}</text>"
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _bar_chart(title: str, rows: Sequence[tuple[str, float | None, bool]]) -> str:
+    """Horizontal bars of fractions 0..1, one per row ``(label, fraction, highlighted)``."""
+    row_height, label_width, bar_width = 18, 300, 320
+    height = row_height * len(rows) + 10
+    parts = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_width + bar_width + 60}' "
+        f"height='{height}' role='img' aria-label='{html.escape(title, quote=True)}'>"
+        f"<title>{html.escape(title)}</title>"
+    ]
+    for i, (label, fraction, highlighted) in enumerate(rows):
+        y = 5 + i * row_height
+        share = fraction or 0.0
+        colour = _WARN if highlighted else _BAR
+        parts.append(
+            f"<text x='{label_width - 6}' y='{y + 12}' text-anchor='end'>"
+            f"{html.escape(label)}</text>"
+            f"<rect class='bar' x='{label_width}' y='{y + 2}' width='{bar_width * share:.1f}' "
+            f"height='{row_height - 5}' fill='{colour}'></rect>"
+            f"<text x='{label_width + bar_width * share + 4:.1f}' y='{y + 12}'>"
+            f"{'none' if fraction is None else f'{fraction:.0%}'}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def class_html(data: Mapping[str, Any]) -> str:
+    """The page of ``class_data``'s figures."""
+    chapter = html.escape(str(data["chapter"]))
+    grades, scores = data["grades"], data["mutation_scores"]
+
+    def figure(summary: Mapping[str, Any]) -> str:
+        if summary["mean"] is None:
+            return "none"
+        mean, median = summary["mean"], summary["median"]
+        return f"mean {mean:.2f}, median {median:.2f} ({summary['count']})"
+
+    mutant_rows = [
+        (
+            f"{m['id']}{' (required)' if m['required'] else ''}",
+            m["fraction"],
+            m["fraction"] in (0.0, 1.0),
+        )
+        for m in data["mutants"]
+    ]
+    course_rows = [(c["name"], c["rate"], False) for c in data["course_tests"]]
+    reasons = _table(
+        ("reason", "students", "who"),
+        [
+            (r["reason"], len(r["students"]), ", ".join(r["students"]))
+            for r in data["invalid_reasons"]
+        ],
+    )
+    flags = _table(
+        ("kind", "a", "b", "text score", "behaviour score"),
+        [
+            (
+                f["kind"],
+                f["a"],
+                f["b"],
+                f"{f['text_score']:.2f}",
+                "" if f["behaviour_score"] is None else f"{f['behaviour_score']:.2f}",
+            )
+            for f in data["flags"]
+        ],
+    )
+    titles = _table(
+        ("mutant", "killed", "the planted bug", "survived in"),
+        [
+            (m["id"], f"{m['killed']}/{m['of']}", m["title"], ", ".join(m["survived_in"]))
+            for m in data["mutants"]
+        ],
+    )
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{chapter}: the class</title><style>{_STYLE}</style></head><body>"
+        f"<h1>{chapter}: the class</h1>"
+        f"<p>{data['students']} submissions, {data['graded']} graded, {data['passed']} passed; "
+        f"{data['valid_tests']} with valid tests.</p>"
+        f"<h2>Grades</h2><p>{figure(grades)}, out of {grades['scale']:g}</p>"
+        + _column_chart("Grades", grades["histogram"], f"grade (out of {grades['scale']:g})")
+        + f"<h2>Mutation scores</h2><p>{figure(scores)} (valid tests only)</p>"
+        + _column_chart("Mutation scores", scores["histogram"], "mutation score")
+        + "<h2>Planted mutants: share of the class that killed each</h2>"
+        "<p class='note'>Orange: killed by everybody (it teaches nothing) or by nobody (it may be "
+        "unfair).</p>"
+        + _bar_chart("Share of the class killing each mutant", mutant_rows)
+        + titles
+        + "<h2>Course tests: pass rate</h2>"
+        + _bar_chart("Pass rate of each course test", course_rows)
+        + "<h2>Why student tests were not valid</h2>"
+        + (reasons if data["invalid_reasons"] else "<p>Every graded test file was valid.</p>")
+        + "<h2>Flagged similarity</h2>"
+        + (flags if data["flags"] else "<p>No pair is flagged.</p>")
+        + "<p class='note'>similarity.csv lists every pair above the floor; similarity.html "
+        "shows each flagged pair side by side. Flags change no grade.</p>"
+        "</body></html>\n"
+    )

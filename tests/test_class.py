@@ -1,0 +1,257 @@
+"""``grader batch`` over a class made for it: copies found, the class at a glance.
+
+The class: two honest students (their own test files, the stub as radix.py),
+a student whose tests are a disguised copy of one of them, one whose tests
+are a disguised copy of the model answer, one whose radix.py is a disguised
+copy of the reference, and one whose tests are not valid. ``disguise``
+renames, reorders, re-documents and re-lays-out a file the way a student
+hiding a copy would. The batch must flag exactly the three copies, and leave
+every grade what grading alone gives.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SUBMISSIONS, ReusedRuns
+from disguise import disguise
+
+import grader.cli
+from grader.catalog import SimilaritySettings, load_chapter
+from grader.errors import EXIT_PASS
+from grader.output.class_report import reason_of
+from grader.output.similarity import CSV_COLUMNS, similarity_html
+from grader.similarity import (
+    ClassFile,
+    boilerplate_hashes,
+    find_copies,
+    fingerprint,
+    text_score,
+    tokens,
+)
+
+CHAPTER = load_chapter()
+
+
+def _settings() -> SimilaritySettings:
+    assert CHAPTER.similarity is not None, "the kit's catalog has a [similarity] table"
+    return CHAPTER.similarity
+
+
+SETTINGS = _settings()
+STUDENTS = ("ana", "ben", "cy", "dee", "eve", "fay")
+CHROMIUMS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+
+def fixture_tests(example: str) -> str:
+    return (SUBMISSIONS / example / CHAPTER.student_tests).read_text(encoding="utf-8")
+
+
+def lay_out_class(root: Path) -> list[Path]:
+    stub = CHAPTER.stub.read_text(encoding="utf-8")
+    files = {
+        "ana": (stub, fixture_tests("weak")),
+        "ben": (stub, fixture_tests("misses_s11")),
+        "cy": (stub, disguise(fixture_tests("misses_s11"), CHAPTER, seed=1)),
+        "dee": (stub, disguise(CHAPTER.model_tests.read_text(encoding="utf-8"), CHAPTER, seed=2)),
+        "eve": (disguise(CHAPTER.reference.read_text(encoding="utf-8"), CHAPTER, seed=3), None),
+        "fay": (stub, fixture_tests("fails_on_reference")),
+    }
+    folders = []
+    for name, (implementation, tests) in files.items():
+        folder = root / name
+        (folder / "tests").mkdir(parents=True)
+        (folder / CHAPTER.implementation).write_text(implementation, encoding="utf-8")
+        if tests is not None:
+            (folder / CHAPTER.student_tests).write_text(tests, encoding="utf-8")
+        folders.append(folder)
+    return folders
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory, reused_runs: ReusedRuns) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("class")
+    folders = lay_out_class(root / "submissions")
+    out = root / "out"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        reused_runs.install(monkeypatch)
+        code = grader.cli.main(["batch", *map(str, folders), "--out", str(out)])
+    with (out / "gradebook.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {row["student"]: row for row in csv.DictReader(stream)}
+    with (out / "similarity.csv").open(encoding="utf-8", newline="") as stream:
+        pairs = list(csv.DictReader(stream))
+    return {"code": code, "out": out, "rows": rows, "pairs": pairs}
+
+
+def test_the_batch_flags_exactly_the_copies(batch: dict[str, Any]) -> None:
+    assert batch["code"] == EXIT_PASS
+    assert list(batch["pairs"][0]) == list(CSV_COLUMNS)
+    flagged = {(p["kind"], p["a"], p["b"]) for p in batch["pairs"] if p["flagged"] == "yes"}
+    assert flagged == {
+        ("tests", "ben", "cy"),
+        ("tests", "dee", "model-answer"),
+        ("implementation", "eve", "reference"),
+    }
+    for pair in batch["pairs"]:
+        assert float(pair["text_score"]) >= SETTINGS.floor or pair["flagged"] == "yes", pair
+    # ana's and fay's files are kit fixtures written one from the other: listed, not flagged
+    listed = {(p["a"], p["b"]): p["flagged"] for p in batch["pairs"]}
+    assert listed.get(("ana", "fay")) == "no"
+
+
+def test_copied_tests_behave_the_same(batch: dict[str, Any]) -> None:
+    scores = {(p["a"], p["b"]): p["behaviour_score"] for p in batch["pairs"]}
+    assert scores[("ben", "cy")] == "1.0000"  # renaming cannot change what the tests kill
+    assert scores[("dee", "model-answer")] == "1.0000"
+    implementation = [p for p in batch["pairs"] if p["kind"] == "implementation"]
+    assert all(p["behaviour_score"] == "" for p in implementation)
+
+
+def test_the_gradebook_shows_flags_and_grades_stay(batch: dict[str, Any]) -> None:
+    rows = batch["rows"]
+    assert list(rows) == list(STUDENTS)
+    assert {name: row["flags"] for name, row in rows.items()} == {
+        "ana": "",
+        "ben": "tests~cy",
+        "cy": "tests~ben",
+        "dee": "tests~model-answer",
+        "eve": "implementation~reference",
+        "fay": "",
+    }
+    assert rows["cy"]["grade"] == rows["ben"]["grade"]  # a flag changes nothing
+    assert rows["dee"]["grade"] == "50"  # the model answer's kills, the stub's course tests
+    assert rows["eve"]["course_tests_passed"] == "11"  # the disguised copy still works
+
+
+def test_the_side_by_side_page_marks_the_shared_passages(batch: dict[str, Any]) -> None:
+    page = (batch["out"] / "similarity.html").read_text(encoding="utf-8")
+    assert page.count("<section>") == 3
+    sections = page.split("<section>")[1:]
+    for section in sections:
+        files = re.findall(r"<div class='file'>(.*?)</pre></div>", section, re.S)
+        assert len(files) == 2 and all("<mark>" in f for f in files)
+    assert "tests: dee and model-answer" in page
+    assert "<script" not in page and "http" not in page.replace("http://www.w3.org", "")
+
+
+def test_what_every_student_was_given_never_counts() -> None:
+    given = [CHAPTER.stub.read_text("utf-8"), CHAPTER.stub_tests.read_text("utf-8")]
+    boilerplate = boilerplate_hashes(given, SETTINGS)
+    skeleton = fingerprint(CHAPTER.stub_tests.read_text("utf-8"), SETTINGS, boilerplate)
+    stub = fingerprint(CHAPTER.stub.read_text("utf-8"), SETTINGS, boilerplate)
+    assert not skeleton.hashes and not stub.hashes
+    weak = fingerprint(fixture_tests("weak"), SETTINGS, boilerplate)
+    assert text_score(weak, skeleton, SETTINGS) == 0.0
+
+
+def test_text_fingerprints_ignore_names_comments_and_layout() -> None:
+    plain = "def f(a, b):\n    return a + b  # sum\n"
+    other = "def g(x,\n      y):\n    '''Adds.'''\n    return (x) + y\n"
+    words = [t.text for t in tokens(plain)]
+    assert words == ["def", "N", "(", "N", ",", "N", ")", ":", ";", "return", "N", "+", "N", ";"]
+    assert [t.text for t in tokens(other) if t.text not in ("S", "(", ")")][:6] == [
+        "def",
+        "N",
+        "N",
+        ",",
+        "N",
+        ":",
+    ]
+    broken = tokens("def f(:\n    return 1\n'''never closed")
+    assert broken and broken[0].text == "def"  # a syntax error keeps what came before
+
+
+def test_honest_files_of_the_kit_stay_below_the_floor() -> None:
+    given = [CHAPTER.stub.read_text("utf-8"), CHAPTER.stub_tests.read_text("utf-8")]
+    boilerplate = boilerplate_hashes(given, SETTINGS)
+    model = fingerprint(CHAPTER.model_tests.read_text("utf-8"), SETTINGS, boilerplate)
+    for example in ("weak", "misses_s11"):
+        honest = fingerprint(fixture_tests(example), SETTINGS, boilerplate)
+        assert text_score(honest, model, SETTINGS) < SETTINGS.floor, example
+    disguised = disguise(CHAPTER.model_tests.read_text("utf-8"), CHAPTER, seed=9)
+    copy = fingerprint(disguised, SETTINGS, boilerplate)
+    assert text_score(copy, model, SETTINGS) >= SETTINGS.flag_text
+
+
+# ----------------------------------------------------------------------
+# The class report
+
+
+def test_the_class_report_holds_the_figures(batch: dict[str, Any]) -> None:
+    data = json.loads((batch["out"] / "class.json").read_text(encoding="utf-8"))
+    assert (data["students"], data["graded"], data["passed"]) == (6, 6, 0)
+    assert data["valid_tests"] == 4  # ana, ben, cy, dee; eve has no tests, fay's fail
+    assert data["grades"]["count"] == 6
+    assert sum(b["count"] for b in data["grades"]["histogram"]) == 6
+    s11 = next(m for m in data["mutants"] if m["id"] == "s11")
+    assert s11["required"] and (s11["killed"], s11["of"]) == (1, 4)
+    assert s11["survived_in"] == ["ana", "ben", "cy"]
+    course = {c["name"]: (c["passed"], c["of"]) for c in data["course_tests"]}
+    assert course["test_hand_example_split_and_match"] == (1, 6)  # eve's copy passes
+    reasons = {r["reason"]: r["students"] for r in data["invalid_reasons"]}
+    assert reasons == {
+        "a test fails on the reference, which is correct": ["fay"],
+        f"{CHAPTER.student_tests} is missing from the submission folder": ["eve"],
+    }
+    assert len(data["flags"]) == 3
+
+
+def test_reasons_are_shared_between_students() -> None:
+    first = reason_of("test_a failed on the reference, which is correct: assert 1 == 2", ["test_a"])
+    second = reason_of("test_b failed on the reference, which is correct: assert 3", ["test_b"])
+    assert first == second == "a test failed on the reference, which is correct"
+    assert reason_of("tests/t.py line 4: import of os is not allowed", []) == (
+        "import of os is not allowed"
+    )
+    missing = "tests/test_ds07_radix.py is missing from /tmp/x/eve: create it"
+    assert (
+        reason_of(missing, []) == "tests/test_ds07_radix.py is missing from the submission folder"
+    )
+
+
+def test_the_class_page_opens_offline_in_headless_chromium(
+    batch: dict[str, Any], tmp_path: Path
+) -> None:
+    page = batch["out"] / "class.html"
+    text = page.read_text(encoding="utf-8")
+    assert "<script" not in text and not re.search(r"(src|href)=", text)
+    browser = next((found for name in CHROMIUMS if (found := shutil.which(name))), None)
+    if browser is None:
+        pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+    screenshot = tmp_path / "class.png"
+    shot = [*command, "--window-size=1000,3000", f"--screenshot={screenshot}", page.as_uri()]
+    subprocess.run(shot, capture_output=True, text=True, timeout=120, check=False)
+    assert screenshot.is_file() and screenshot.stat().st_size > 10_000
+    done = subprocess.run(
+        [*command, "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    dom = done.stdout
+    assert "ds.07: the class" in dom, done.stderr[-2000:]
+    assert dom.count("<svg") == 4  # two histograms, mutants, course tests
+    assert dom.count('class="bar"') >= 2 * 10 + len(CHAPTER.mutants) + len(CHAPTER.course_tests)
+
+
+def test_a_hostile_file_cannot_script_the_side_by_side_page() -> None:
+    hostile = "x = 1  # </pre><script>alert(1)</script>\n" + fixture_tests("weak")
+    given = [CHAPTER.stub_tests.read_text("utf-8")]
+    files = [
+        ClassFile("<b>mallory</b>", "tests", hostile),
+        ClassFile("trent", "tests", fixture_tests("weak")),
+    ]
+    found = find_copies(files, given, 0, SETTINGS, lambda: None)
+    page = similarity_html("ds.07", found)
+    assert found.pairs and found.pairs[0].flagged
+    assert "<script" not in page and "<b>mallory" not in page
+    assert "&lt;/pre&gt;&lt;script&gt;" in page and "&lt;b&gt;mallory&lt;/b&gt;" in page
