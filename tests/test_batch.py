@@ -201,12 +201,13 @@ def test_an_interrupted_regrade_loses_no_row(
 
     def grade_one(
         chapter: Any, folder: Path, name: str, *rest: Any
-    ) -> grader.commands.batch.BatchRow:
+    ) -> tuple[grader.commands.batch.BatchRow, None]:
         if name == "zed":
             raise KeyboardInterrupt
-        return grader.commands.batch.BatchRow(
+        row = grader.commands.batch.BatchRow(
             name, "fail", 1.5, 0, 11, None, None, None, (), "x", ""
         )
+        return row, None
 
     monkeypatch.setattr(grader.commands.batch, "_grade_one", grade_one)
     folders = [tmp_path / "alice", tmp_path / "zed"]
