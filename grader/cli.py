@@ -40,6 +40,7 @@ from grader.output.terminal import (
     render_start,
     render_tdd,
 )
+from grader.roster import read_roster
 from grader.submission import DEFAULT_FOLDER, start_submission
 
 Command = Callable[[argparse.Namespace, Chapter, Console], int]
@@ -125,6 +126,9 @@ def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     limits = Limits(course_tests=args.time_limit, student_tests=args.time_limit)
+    if args.canvas is not None and args.roster is None:
+        raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
+    roster = read_roster(args.roster) if args.roster is not None else None
     progress = progress_bar()
     with progress:
         task = progress.add_task("submissions", total=len(args.folders))
@@ -137,6 +141,9 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
             progress=lambda student, done, total: progress.update(
                 task, completed=done, description=f"graded {student}"
             ),
+            roster=roster,
+            canvas=args.canvas,
+            assignment=args.canvas_assignment,
         )
     render_batch(console, result)
     return EXIT_PASS
@@ -334,6 +341,25 @@ def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_jobs(sub, 2, "submissions graded at once (default 2)")
     _add_time_limit(
         sub, "time limit of the course tests and of each student's tests on the reference"
+    )
+    sub.add_argument(
+        "--roster",
+        type=Path,
+        metavar="FILE",
+        help="CSV mapping submission folders to student ids (columns submission and id; "
+        "Canvas's gradebook export with a submission column added will do)",
+    )
+    sub.add_argument(
+        "--canvas",
+        type=Path,
+        metavar="FILE",
+        help="also write Canvas's grade-import CSV (needs --roster)",
+    )
+    sub.add_argument(
+        "--canvas-assignment",
+        metavar="NAME",
+        help="the assignment's column in the Canvas file, as Canvas names it, e.g. "
+        "'Radix tree (12345)' (default: the chapter id)",
     )
 
 

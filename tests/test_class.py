@@ -11,7 +11,9 @@ every grade what grading alone gives.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import re
 import shutil
@@ -25,7 +27,7 @@ from disguise import disguise
 
 import grader.cli
 from grader.catalog import SimilaritySettings, load_chapter
-from grader.errors import EXIT_PASS
+from grader.errors import EXIT_PASS, EXIT_USAGE
 from grader.output.class_report import reason_of
 from grader.output.similarity import CSV_COLUMNS, similarity_html
 from grader.similarity import (
@@ -75,19 +77,46 @@ def lay_out_class(root: Path) -> list[Path]:
     return folders
 
 
+ROSTER = """\
+Student,ID,SIS User ID,SIS Login ID,Section,submission
+"Points Possible",,,,,
+Ana Alves,101,s101,ana@uni,A,ana
+Ben Brandt,102,s102,ben@uni,A,ben
+Cy Chen,103,s103,cy@uni,B,cy
+Dee Diaz,104,s104,dee@uni,B,dee
+"=HYPERLINK(""x"")",105,s105,eve@uni,B,eve
+Gus Gray,107,s107,gus@uni,B,gus
+"""
+"""Canvas's export with a submission column: fay is not in it, gus submitted nothing."""
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory: pytest.TempPathFactory, reused_runs: ReusedRuns) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("class")
     folders = lay_out_class(root / "submissions")
     out = root / "out"
-    with pytest.MonkeyPatch.context() as monkeypatch:
+    roster = root / "roster.csv"
+    roster.write_text(ROSTER, encoding="utf-8")
+    canvas = root / "canvas.csv"
+    arguments = ["batch", *map(str, folders), "--out", str(out), "--roster", str(roster)]
+    arguments += ["--canvas", str(canvas), "--canvas-assignment", "Radix tree (4711)"]
+    shown = io.StringIO()
+    with pytest.MonkeyPatch.context() as monkeypatch, contextlib.redirect_stdout(shown):
         reused_runs.install(monkeypatch)
-        code = grader.cli.main(["batch", *map(str, folders), "--out", str(out)])
+        monkeypatch.setenv("COLUMNS", "300")
+        code = grader.cli.main(arguments)
     with (out / "gradebook.csv").open(encoding="utf-8", newline="") as stream:
         rows = {row["student"]: row for row in csv.DictReader(stream)}
     with (out / "similarity.csv").open(encoding="utf-8", newline="") as stream:
         pairs = list(csv.DictReader(stream))
-    return {"code": code, "out": out, "rows": rows, "pairs": pairs}
+    return {
+        "code": code,
+        "out": out,
+        "rows": rows,
+        "pairs": pairs,
+        "canvas": canvas,
+        "shown": shown.getvalue(),
+    }
 
 
 def test_the_batch_flags_exactly_the_copies(batch: dict[str, Any]) -> None:
@@ -255,3 +284,63 @@ def test_a_hostile_file_cannot_script_the_side_by_side_page() -> None:
     assert found.pairs and found.pairs[0].flagged
     assert "<script" not in page and "<b>mallory" not in page
     assert "&lt;/pre&gt;&lt;script&gt;" in page and "&lt;b&gt;mallory&lt;/b&gt;" in page
+
+
+# ----------------------------------------------------------------------
+# The roster and Canvas's import file
+
+
+def test_the_canvas_file_grades_every_roster_student(batch: dict[str, Any]) -> None:
+    with batch["canvas"].open(encoding="utf-8", newline="") as stream:
+        lines = list(csv.reader(stream))
+    assert lines[0] == [
+        "Student",
+        "ID",
+        "SIS User ID",
+        "SIS Login ID",
+        "Section",
+        "Radix tree (4711)",
+    ]
+    assert lines[1] == ["Points Possible", "", "", "", "", "100"]
+    scores = {line[1]: line[5] for line in lines[2:]}
+    rows = batch["rows"]
+    expected = {"101": "ana", "102": "ben", "103": "cy", "104": "dee", "105": "eve"}
+    assert scores == {**{i: rows[name]["grade"] for i, name in expected.items()}, "107": ""}
+    names = [line[0] for line in lines[2:]]
+    assert '\'=HYPERLINK("x")' in names  # a formula in a name is defused
+
+
+def test_who_is_on_one_side_only_is_listed_never_dropped(batch: dict[str, Any]) -> None:
+    with (batch["out"] / "roster-check.csv").open(encoding="utf-8", newline="") as stream:
+        listed = [(row["problem"][:13], row["submission"]) for row in csv.DictReader(stream)]
+    assert listed == [("submission no", "fay"), ("no submission", "gus")]
+    shown = " ".join(batch["shown"].split())
+    assert "not in the roster (left out of the Canvas file): fay" in shown
+    assert "no submission (in the Canvas file with no score): Gus Gray" in shown
+    assert "roster: 5 submissions matched to a student id" in shown
+
+
+@pytest.mark.parametrize(
+    ("roster", "message"),
+    [
+        ("name,id\nAna,1\n", "has no 'submission' column"),
+        ("submission,id\nana,1\nben,1\n", "names id '1' twice"),
+        ("submission,id\nana,\n", "line 2 has no submission or no id"),
+        ("", "is empty"),
+    ],
+)
+def test_a_roster_that_cannot_be_read_is_one_line(
+    roster: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "roster.csv"
+    path.write_text(roster, encoding="utf-8")
+    (tmp_path / "ana").mkdir()
+    assert grader.cli.main(["batch", str(tmp_path / "ana"), "--roster", str(path)]) == EXIT_USAGE
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1, error
+
+
+def test_canvas_needs_a_roster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    arguments = ["batch", str(tmp_path), "--canvas", str(tmp_path / "c.csv")]
+    assert grader.cli.main(arguments) == EXIT_USAGE
+    assert "--canvas needs --roster" in capsys.readouterr().err

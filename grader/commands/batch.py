@@ -25,11 +25,13 @@ from grader.commands.check import CheckReport, Limits, Verdict, check, run_mutan
 from grader.errors import GraderError, describe
 from grader.grade import grade
 from grader.locate import AmbiguousSubmission, locate
+from grader.output.canvas import canvas_csv, roster_check_csv
 from grader.output.check_json import report_to_json
 from grader.output.class_report import class_data, class_html, class_json
 from grader.output.files import write_atomically
 from grader.output.similarity import similarity_csv, similarity_html
 from grader.patching import mutant_sources
+from grader.roster import RosterEntry, RosterMatch, match_roster
 from grader.sandbox.pool import WorkerPool
 from grader.similarity import MODEL_ANSWER, REFERENCE, ClassFile, Similarity, find_copies
 from grader.submission import read_submission
@@ -41,6 +43,7 @@ SIMILARITY_CSV = "similarity.csv"
 SIMILARITY_PAGE = "similarity.html"
 CLASS_JSON = "class.json"
 CLASS_PAGE = "class.html"
+ROSTER_CHECK = "roster-check.csv"
 COLUMNS = (
     "student",
     "verdict",
@@ -98,6 +101,9 @@ class BatchResult:
     similarity: Similarity | None = None
     """The copies found among the students graded now (``None``: the catalog asks for none)."""
     similarity_seconds: float = 0.0
+    roster: RosterMatch | None = None
+    """Who the roster and the gradebook do not share (``None``: no roster given)."""
+    canvas: Path | None = None
 
     @property
     def passed(self) -> int:
@@ -122,6 +128,9 @@ def grade_batch(
     limits: Limits | None = None,
     jobs: int = 2,
     progress: BatchProgress | None = None,
+    roster: Sequence[RosterEntry] | None = None,
+    canvas: Path | None = None,
+    assignment: str | None = None,
 ) -> BatchResult:
     """Grade every folder; write ``out/students/NAME.json`` and ``out/gradebook.csv``.
 
@@ -136,6 +145,10 @@ def grade_batch(
     Then the files of the students graded now are compared with each other's and the
     kit's (``out/similarity.csv``, ``out/similarity.html``, the gradebook's ``flags``),
     and their figures drawn (``out/class.json``, ``out/class.html``).
+
+    With a ``roster``, every gradebook row is matched to a student id
+    (``out/roster-check.csv`` lists who is on one side only) and ``canvas``, if
+    given, gets Canvas's grade-import file for ``assignment`` (default: the chapter id).
     """
     started = time.monotonic()
     limits = limits or Limits()
@@ -184,6 +197,15 @@ def grade_batch(
     figures = class_data(chapter, {row.student: row.grade for row in ordered}, in_order, similarity)
     write_atomically(out / CLASS_JSON, class_json(figures))
     write_atomically(out / CLASS_PAGE, class_html(figures))
+    matched = None
+    if roster is not None:
+        students = [_untext(key) for key in order if key in merged]
+        grades = {_untext(key): _points(cells) for key, cells in merged.items()}
+        matched = match_roster(roster, students)
+        write_atomically(out / ROSTER_CHECK, roster_check_csv(matched))
+        if canvas is not None:
+            title = assignment or chapter.id
+            write_atomically(canvas, canvas_csv(title, chapter.grade_scale, matched, grades))
     kept = len(merged) - len(ordered)
     seconds = round(time.monotonic() - started, 3)
     return BatchResult(
@@ -195,6 +217,8 @@ def grade_batch(
         backup=backup,
         similarity=similarity,
         similarity_seconds=similarity_seconds,
+        roster=matched,
+        canvas=canvas if roster is not None else None,
     )
 
 
@@ -372,3 +396,17 @@ def _csv_text(rows: Iterable[list[str]]) -> str:
 def _text(value: str) -> str:
     """A text cell a spreadsheet will not run as a formula (a folder named ``=cmd()``)."""
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def _untext(cell: str) -> str:
+    """The name a gradebook cell holds (``_text`` undone)."""
+    defused = cell[:1] == "'" and cell[1:2] in ("=", "+", "-", "@", "\t", "\r")
+    return cell[1:] if defused else cell
+
+
+def _points(cells: Sequence[str]) -> float:
+    """A gradebook row's grade (an older row with no grade counts 0)."""
+    try:
+        return float(cells[COLUMNS.index("grade")])
+    except ValueError:
+        return 0.0

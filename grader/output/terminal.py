@@ -263,6 +263,22 @@ def render_batch(console: Console, result: BatchResult) -> None:
             f"{folder / 'similarity.html'}; flags change no grade"
         )
     console.print(f"the class at a glance: {folder / 'class.html'} (data: class.json)")
+    roster = result.roster
+    if roster is not None:
+        console.print(f"roster: {len(roster.matched)} submissions matched to a student id")
+        if roster.unknown:
+            console.print(
+                f"[yellow]not in the roster[/] (left out of the Canvas file): "
+                f"{escape(', '.join(roster.unknown))}"
+            )
+        if roster.missing:
+            names = ", ".join(entry.name or entry.id for entry in roster.missing)
+            console.print(
+                f"[yellow]no submission[/] (in the Canvas file with no score): {escape(names)}"
+            )
+        listed = folder / "roster-check.csv"
+        canvas = f"; Canvas import file: {result.canvas}" if result.canvas else ""
+        console.print(f"both lists in {listed}{canvas}")
 
 
 def render_bundle(console: Console, bundle: Bundle) -> None:
