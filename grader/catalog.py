@@ -10,7 +10,7 @@ patches), its catalog, and one line in ``CHAPTERS`` saying where that lies.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,27 @@ class Wheat:
     patch: Path
 
 
+VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
+"""Gradescope's settings for who sees a result, and when."""
+
+
+@dataclass(frozen=True)
+class GradescopeVisibility:
+    """The catalog's ``[gradescope]`` table: a visibility for the whole result, for each kind
+    of entry, and for single entries by course test name or mutant id."""
+
+    overall: str = "visible"
+    course_tests: str = "visible"
+    student_tests: str = "visible"
+    mutation_score: str = "visible"
+    mutants: str = "visible"
+    tests: dict[str, str] = field(default_factory=dict)
+
+    def of(self, kind: str, name: str = "") -> str:
+        """The visibility of the entry ``name`` of ``kind`` (a field name of this class)."""
+        return self.tests.get(name) or str(getattr(self, kind))
+
+
 @dataclass(frozen=True)
 class SimilaritySettings:
     """How ``grader batch`` finds copies: the catalog's ``[similarity]`` table."""
@@ -101,6 +122,7 @@ class Chapter:
     """``None`` when the catalog has no ``[similarity]`` table: batch then looks for no copies."""
     staff_only: tuple[str, ...] = ()
     """Kit files (paths from the kit's root, ``*`` globs) the student edition leaves out."""
+    gradescope: GradescopeVisibility = GradescopeVisibility()
 
     def mutant(self, mutant_id: str) -> Mutant:
         for mutant in self.mutants:
@@ -164,8 +186,27 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         course_test_file=root / "course_tests" / str(head["course_tests"]),
         staff_only=tuple(str(p) for p in data.get("release", {}).get("staff_only", [])),
         similarity=SimilaritySettings(**data["similarity"]) if "similarity" in data else None,
+        gradescope=_gradescope_from(data.get("gradescope", {})),
     )
     ids = [m.id for m in chapter.mutants]
     if len(set(ids)) != len(ids) or (not set(chapter.required) <= set(ids) and ids):
         raise ValueError("mutant ids must be unique and include every required mutant")
+    named = set(ids) | {test.name for test in chapter.course_tests}
+    if not set(chapter.gradescope.tests) <= named:
+        unknown = sorted(set(chapter.gradescope.tests) - named)
+        raise ValueError(f"[gradescope.tests] names no course test or mutant: {unknown}")
     return chapter
+
+
+def _gradescope_from(table: dict[str, Any]) -> GradescopeVisibility:
+    """The ``[gradescope]`` table, every value one of ``VISIBILITIES``."""
+    settings = {key: str(value) for key, value in table.items() if key != "tests"}
+    tests = {str(name): str(value) for name, value in table.get("tests", {}).items()}
+    for key, value in [*settings.items(), *tests.items()]:
+        if value not in VISIBILITIES:
+            raise ValueError(
+                f"[gradescope] {key} = {value!r}: use one of {', '.join(VISIBILITIES)}"
+            )
+    if "visibility" in settings:
+        settings["overall"] = settings.pop("visibility")
+    return GradescopeVisibility(**settings, tests=tests)

@@ -3,7 +3,9 @@
 On a scale of ``chapter.grade_scale`` points (100 unless the catalog says
 otherwise), split by ``chapter.course_tests_weight``:
 
-- the course tests earn their share in proportion to the tests that pass;
+- the course tests earn their share test by test: each is worth an equal part,
+  in whole cents, the cents left over going to the first tests in the catalog
+  (``course_test_cents``), so the tests' points add up to the share exactly;
 - the student's tests earn the rest by killing mutants: each kill is worth
   ``1 / needed`` of the share, where ``needed`` is the number of kills the
   threshold asks for (13 of 18 at 0.70), so reaching the threshold earns the
@@ -36,7 +38,7 @@ class Grade:
 
     @property
     def points(self) -> float:
-        return round(self.course_points + self.mutation_points, 2)
+        return (_cents(self.course_points) + _cents(self.mutation_points)) / 100
 
 
 def mutation_credit(mutation: MutationResult | None) -> float:
@@ -51,18 +53,26 @@ def mutation_credit(mutation: MutationResult | None) -> float:
 
 
 def grade(chapter: Chapter, report: CheckReport) -> Grade:
-    """The points ``report`` earns on ``chapter``'s scale."""
-    course_max = chapter.grade_scale * chapter.course_tests_weight
-    mutation_max = chapter.grade_scale - course_max
-    course = report.course_tests
-    course_fraction = course.passed / course.total if course.total else 0.0
+    """The points ``report`` earns on ``chapter``'s scale, each part a whole number of cents,
+    so the parts (and each course test's points) add up to the total exactly."""
+    course_max = _cents(chapter.grade_scale * chapter.course_tests_weight)
+    mutation_max = _cents(chapter.grade_scale) - course_max
+    worth = course_test_cents(chapter)
+    course = sum(
+        worth.get(name, 0) for name, s in report.course_tests.results.items() if s == "passed"
+    )
+    mutation = _cents(mutation_max * mutation_credit(_trusted(report)) / 100)
     return Grade(
         scale=chapter.grade_scale,
-        course_points=round(course_max * course_fraction, 2),
-        course_max=round(course_max, 2),
-        mutation_points=round(mutation_max * mutation_credit(_trusted(report)), 2),
-        mutation_max=round(mutation_max, 2),
+        course_points=course / 100,
+        course_max=course_max / 100,
+        mutation_points=mutation / 100,
+        mutation_max=mutation_max / 100,
     )
+
+
+def _cents(points: float) -> int:
+    return round(points * 100)
 
 
 def _trusted(report: CheckReport) -> MutationResult | None:
@@ -74,7 +84,20 @@ def _trusted(report: CheckReport) -> MutationResult | None:
     return report.mutation if report.student_tests.valid else None
 
 
-def course_test_points(chapter: Chapter) -> float:
-    """What one course test is worth."""
-    count = len(chapter.course_tests)
-    return round(chapter.grade_scale * chapter.course_tests_weight / count, 2) if count else 0.0
+def course_test_cents(chapter: Chapter) -> dict[str, int]:
+    """What each course test is worth, in cents: the course share split by largest remainder.
+
+    Every test gets the share divided by the count, rounded down to a cent; the cents left
+    over go one each to the first tests in the catalog's order. 50 points over 11 tests: six
+    tests of 4.55 and five of 4.54, summing to 50.00 exactly (4.55 each would make 50.05).
+    """
+    names = [test.name for test in chapter.course_tests]
+    if not names:
+        return {}
+    base, left_over = divmod(_cents(chapter.grade_scale * chapter.course_tests_weight), len(names))
+    return {name: base + (1 if at < left_over else 0) for at, name in enumerate(names)}
+
+
+def course_test_points(chapter: Chapter) -> dict[str, float]:
+    """What each course test is worth, in points (see ``course_test_cents``)."""
+    return {name: cents / 100 for name, cents in course_test_cents(chapter).items()}

@@ -16,6 +16,12 @@ from grader.catalog import Chapter
 from grader.errors import GraderError
 
 DEFAULT_FOLDER = Path("submission")
+START_HINT = " (see `grader start`)"
+START_POINT_HINT = " (`grader start` gives a starting point)"
+START_RUN_HINT = ": run `grader start` to create it"
+LOCAL_HINTS = (START_HINT, START_POINT_HINT, START_RUN_HINT)
+"""Advice in the problems below that only a student with the kit installed can follow; a
+report read elsewhere (Gradescope) leaves it out."""
 MAX_FILE_BYTES = 1024 * 1024
 
 
@@ -35,7 +41,7 @@ class Submission:
 def read_submission(chapter: Chapter, folder: Path) -> Submission:
     """Read the implementation and the tests in ``folder``; problems are recorded, not raised."""
     if not folder.exists():
-        problem = f"the submission folder {folder} does not exist: run `grader start` to create it"
+        problem = f"the submission folder {folder} does not exist{START_RUN_HINT}"
         return Submission(folder, None, None, problem, problem)
     if not folder.is_dir():
         problem = (
@@ -59,7 +65,7 @@ def read_text_inside(folder: Path, path: Path) -> str:
     """The UTF-8 text of ``path``, which must be a regular file inside ``folder``."""
     shown = path.relative_to(folder).as_posix()
     if not path.exists() and not path.is_symlink():
-        raise SubmissionProblem(f"{shown} is missing from {folder}: create it (see `grader start`)")
+        raise SubmissionProblem(f"{shown} is missing from {folder}: create it{START_HINT}")
     if not path.resolve().is_relative_to(folder.resolve()):
         raise SubmissionProblem(
             f"{shown} links to a file outside the submission: put the file itself in {folder}"
@@ -79,9 +85,7 @@ def read_text_inside(folder: Path, path: Path) -> str:
     except OSError as error:
         raise SubmissionProblem(f"{shown} cannot be read: {error.strerror}") from error
     if not text.strip():
-        raise SubmissionProblem(
-            f"{shown} is empty: fill it in (`grader start` gives a starting point)"
-        )
+        raise SubmissionProblem(f"{shown} is empty: fill it in{START_POINT_HINT}")
     return text
 
 

@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from conftest import ReusedRuns, make_submission
 import grader.cli
 from grader.catalog import load_chapter
 from grader.commands.check import CheckReport, Limits, check, kills_needed
-from grader.errors import EXIT_PASS
+from grader.errors import EXIT_PASS, GraderError
 from grader.grade import grade
 from grader.output.files import ReportFiles, with_mutant_titles, write_reports
 from grader.output.gradescope import gradescope_results
@@ -47,10 +48,19 @@ from grader.output.summary import append_step_summary, report_to_markdown
 from grader.patching import mutant_sources
 
 CHAPTER = load_chapter()
+KIT = Path(__file__).resolve().parents[1]
 SCHEMAS = Path(grader.cli.__file__).resolve().parent / "output" / "schemas"
 LIMITS = Limits(course_tests=120.0, student_tests=120.0)
 """The command line's default limits, so the library's runs and the command's are the same."""
-EXAMPLES = ("weak", "misses_s11", "fails_on_reference", "syntax_error_in_radix", "buggy_radix")
+EXAMPLES = (
+    "weak",
+    "misses_s11",
+    "fails_on_reference",
+    "syntax_error_in_radix",
+    "buggy_radix",
+    "missing_radix",
+    "missing_test_file",
+)
 CHROMIUMS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
 
@@ -159,8 +169,79 @@ def test_gradescope_lists_each_course_test_and_each_mutant(written: Written) -> 
     assert course == [f"Course test {t.name}" for t in CHAPTER.course_tests]
     assert mutants == [f"Planted mutant {m.id}: {m.title}" for m in CHAPTER.mutants]
     assert all(test["status"] == "passed" for test in results["tests"])
-    scored = sum(test.get("score", 0) for test in results["tests"])
-    assert scored == pytest.approx(results["score"], abs=0.1)
+    assert cents(test.get("score", 0) for test in results["tests"]) == cents([results["score"]])
+    assert isinstance(results["execution_time"], int) and results["execution_time"] >= 0
+
+
+def cents(points: Iterable[float]) -> int:
+    return sum(round(p * 100) for p in points)
+
+
+def test_gradescope_points_add_up_exactly(
+    written: Written, examples: dict[str, CheckReport]
+) -> None:
+    """Scores and maxima sum to the score and the scale to the cent: 11 course tests share
+    50 points as six of 4.55 and five of 4.54 (4.55 each would make 100.05)."""
+    for name, report in all_reports(written, examples).items():
+        results = gradescope_results(CHAPTER, report)
+        tests = results["tests"]
+        assert cents(t.get("score", 0) for t in tests) == cents([results["score"]]), name
+        assert cents(t.get("max_score", 0) for t in tests) == cents([CHAPTER.grade_scale]), name
+        assert results["score"] == grade(CHAPTER, report).points, name
+    worth = [t["max_score"] for t in tests if t["name"].startswith("Course test ")]
+    assert sorted(worth) == [4.54] * 5 + [4.55] * 6
+
+
+def test_gradescope_visibility_comes_from_the_catalog(
+    examples: dict[str, CheckReport], tmp_path: Path
+) -> None:
+    """The catalog's [gradescope] table sets the whole result's visibility, each kind of
+    entry's, and single entries'; a value Gradescope does not know is a broken kit."""
+    catalog = (KIT / "mutants" / "catalog.toml").read_text(encoding="utf-8")
+    settings = """[gradescope]
+visibility = "after_published"
+course_tests = "visible"
+student_tests = "after_due_date"
+mutation_score = "visible"
+mutants = "hidden"
+
+[gradescope.tests]
+s11 = "after_due_date"
+test_locks_pin_the_path = "hidden"
+"""
+    start = catalog.index("[gradescope]")
+    end = catalog.index("[[", start)
+    (tmp_path / "mutants").mkdir()
+    (tmp_path / "mutants" / "catalog.toml").write_text(
+        catalog[:start] + settings + "\n" + catalog[end:], encoding="utf-8"
+    )
+    chapter = load_chapter(root=tmp_path)
+    results = gradescope_results(chapter, examples["weak"])
+    shown = {t["name"].split(":")[0]: t["visibility"] for t in results["tests"]}
+    assert results["visibility"] == "after_published"
+    assert shown["Course test test_hand_example_split_and_match"] == "visible"
+    assert shown["Course test test_locks_pin_the_path"] == "hidden"
+    assert shown[f"Your tests ({chapter.student_tests}) are valid"] == "after_due_date"
+    assert shown["Planted mutant s11"] == "after_due_date"
+    assert shown["Planted mutant s01"] == "hidden"
+    jsonschema.validate(results, load_schema("gradescope-results.schema.json"))
+    (tmp_path / "mutants" / "catalog.toml").write_text(
+        catalog.replace('mutants = "visible"', 'mutants = "later"', 1), encoding="utf-8"
+    )
+    with pytest.raises(GraderError, match="use one of visible, after_due_date"):
+        load_chapter(root=tmp_path)
+
+
+def test_gradescope_says_a_missing_file_once_and_nothing_local(
+    examples: dict[str, CheckReport],
+) -> None:
+    """No path of the grading machine, no advice that needs the kit (``grader start``), and
+    a missing radix.py said once, in the overall output, not in each course test."""
+    for name in ("missing_radix", "missing_test_file"):
+        report = examples[name]
+        text = json.dumps(gradescope_results(CHAPTER, report))
+        assert report.submission not in text and "grader start" not in text, name
+        assert text.count("is missing from your submission") == 1, name
 
 
 def test_a_survivor_says_what_it_means(examples: dict[str, CheckReport]) -> None:

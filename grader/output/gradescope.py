@@ -22,10 +22,13 @@ from grader.commands.check import CheckReport
 from grader.grade import Grade, course_test_points, grade
 from grader.output.wording import (
     NOT_MEASURED,
+    away_from_the_kit,
     course_test_outcome,
     mutant_name,
     mutant_outcome,
     student_tests_outcome,
+    unmodified_notes,
+    verdict_sentence,
 )
 
 VISIBLE = "visible"
@@ -34,26 +37,28 @@ VISIBLE = "visible"
 def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
     """The results as plain data, in Gradescope's key names."""
     points = grade(chapter, report)
-    course_points = course_test_points(chapter)
+    worth = course_test_points(chapter)
+    shown = chapter.gradescope
+    course = report.course_tests
     tests: list[dict[str, Any]] = []
-    for name, status in report.course_tests.results.items():
+    for name, status in course.results.items():
         passed = status == "passed"
         entry: dict[str, Any] = {
             "name": f"Course test {name}",
-            "score": course_points if passed else 0.0,
-            "max_score": course_points,
+            "score": worth.get(name, 0.0) if passed else 0.0,
+            "max_score": worth.get(name, 0.0),
             "status": "passed" if passed else "failed",
-            "visibility": VISIBLE,
+            "visibility": shown.of("course_tests", name),
         }
         if not passed:
-            entry["output"] = f"{status}\n{course_test_outcome(report, name)}"
+            entry["output"] = _course_test_output(chapter, report, name)
         tests.append(entry)
     tests.append(
         {
             "name": f"Your tests ({chapter.student_tests}) are valid",
             "status": "passed" if report.student_tests.valid else "failed",
-            "output": student_tests_outcome(chapter, report),
-            "visibility": VISIBLE,
+            "output": away_from_the_kit(report, student_tests_outcome(chapter, report)),
+            "visibility": shown.student_tests,
         }
     )
     tests.append(
@@ -63,30 +68,44 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
             "max_score": points.mutation_max,
             "status": "passed" if report.mutation and report.mutation.passed else "failed",
             "output": _mutation_output(report),
-            "visibility": VISIBLE,
+            "visibility": shown.mutation_score,
         }
     )
     if report.mutation is None:
-        rows = [(mutant_name(chapter, m), "failed", NOT_MEASURED) for m in chapter.mutants]
+        rows = [(m.id, mutant_name(chapter, m), "failed", NOT_MEASURED) for m in chapter.mutants]
     else:
         rows = [
             (
+                m.id,
                 mutant_name(chapter, m),
                 "passed" if m.detected else "failed",
                 mutant_outcome(chapter, m),
             )
             for m in report.mutation.mutants
         ]
-    for name, mutant_status, output in rows:
+    for mutant_id, name, mutant_status, output in rows:
         tests.append(
             {
                 "name": f"Planted mutant {name}",
                 "status": mutant_status,
                 "output": output,
-                "visibility": VISIBLE,
+                "visibility": shown.of("mutants", mutant_id),
             }
         )
-    return _results(points.points, _summary(chapter, report, points), tests)
+    results = _results(points.points, _summary(chapter, report, points), tests, shown.overall)
+    results["execution_time"] = round(report.timings.get("total", 0.0))
+    return results
+
+
+def _course_test_output(chapter: Chapter, report: CheckReport, name: str) -> str:
+    """Why a course test did not pass; when none ran, that is said once, in the overall output."""
+    course = report.course_tests
+    if course.problem and not course.failures.get(name, "").strip():
+        return (
+            f"{course.results[name]}: not run, since {chapter.implementation} could not be used "
+            "(the overall output above says why)"
+        )
+    return away_from_the_kit(report, f"{course.results[name]}\n{course_test_outcome(report, name)}")
 
 
 def gradescope_json(chapter: Chapter, report: CheckReport) -> str:
@@ -108,12 +127,14 @@ def refused_json(message: str) -> str:
     return _as_json(_results(0.0, f"Not graded: {message}, then submit again.", []))
 
 
-def _results(score: float, output: str, tests: list[dict[str, Any]]) -> dict[str, Any]:
+def _results(
+    score: float, output: str, tests: list[dict[str, Any]], visibility: str = VISIBLE
+) -> dict[str, Any]:
     """The top level of every results file: students see it, not the autograder's log."""
     return {
         "score": score,
         "output": output,
-        "visibility": VISIBLE,
+        "visibility": visibility,
         "stdout_visibility": "hidden",
         "tests": tests,
     }
@@ -143,13 +164,13 @@ def _mutation_output(report: CheckReport) -> str:
 
 def _summary(chapter: Chapter, report: CheckReport, points: Grade) -> str:
     course = report.course_tests
-    verdict = "PASS" if report.verdict == "pass" else "FAIL: " + "; ".join(report.fail_reasons())
-    lines = [
-        f"{chapter.id}: {verdict}",
-        f"Grade {points.points:g} of {points.scale:g}: course tests {points.course_points:g} of "
-        f"{points.course_max:g} ({course.passed}/{course.total} passed), your tests against the "
-        f"planted mutants {points.mutation_points:g} of {points.mutation_max:g}.",
-    ]
+    lines = [f"{chapter.id}: {verdict_sentence(chapter, report)}"]
+    lines += [f"{note}." for note in unmodified_notes(chapter, report)]
+    lines.append(
+        f"Course tests {points.course_points:g} of {points.course_max:g} points "
+        f"({course.passed}/{course.total} passed); your tests against the planted mutants "
+        f"{points.mutation_points:g} of {points.mutation_max:g}."
+    )
     if course.problem:
-        lines.append(course.problem)
+        lines.append(away_from_the_kit(report, course.problem))
     return "\n".join(lines)

@@ -7,9 +7,12 @@ catalog by handing the formats a chapter with the other setting.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from grader.catalog import Chapter, Mutant
 from grader.commands.check import CheckReport, MutantResult
 from grader.grade import grade
+from grader.submission import LOCAL_HINTS
 
 NOT_MEASURED = (
     "Not run: your tests are not valid yet, so no kill could be trusted "
@@ -102,3 +105,14 @@ def unmodified_notes(chapter: Chapter, report: CheckReport) -> list[str]:
             "placeholder that fails everywhere; write them"
         )
     return notes
+
+
+def away_from_the_kit(report: CheckReport, text: str) -> str:
+    """``text`` for a reader without the kit or the grading machine (Gradescope): the
+    submission's folder on the grader becomes "your submission", and advice that needs the
+    kit installed (``grader start``) is left out."""
+    if PurePath(report.submission).is_absolute():  # a relative one reads as words ("submission")
+        text = text.replace(report.submission, "your submission")
+    for hint in LOCAL_HINTS:
+        text = text.replace(hint, "")
+    return text
