@@ -21,7 +21,18 @@ Both use the command line's limits. The script prints each way's wall time,
 submissions per minute and the cores it kept busy (its CPU time over its wall
 time), the speed-up, the load average (other work on the machine slows both
 and leaves less to gain), and checks that both ways gave every folder the same
-gradebook row. It always exits 0.
+gradebook row (flags aside: one check alone looks for no copies). The batch's
+time includes what it does after grading: looking for copies (here the model
+answers are copies of the model answer, so the model answer's own mutant run
+is part of it) and drawing the class report.
+
+Then the similarity phase alone, for a class of ``--class-size`` students
+(200): each student's radix.py and test file are a disguised variant
+(``tests/disguise.py``: renamed, reordered, re-laid out) of one of the kit's
+files, the test files with the kills their original has. It prints the
+phase's wall time, the pairs compared, and that time against grading the
+same class one check after another at the rate measured above. It always
+exits 0.
 """
 
 from __future__ import annotations
@@ -39,9 +50,14 @@ from pathlib import Path
 KIT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(KIT))
 
-from grader.catalog import load_chapter  # noqa: E402
+sys.path.insert(0, str(KIT / "tests"))
+
+from disguise import disguise  # noqa: E402
+
+from grader.catalog import Chapter, load_chapter  # noqa: E402
 from grader.commands.batch import BatchRow, grade_batch, row_of  # noqa: E402
 from grader.commands.check import CheckReport, Limits, check  # noqa: E402
+from grader.similarity import MODEL_ANSWER, REFERENCE, ClassFile, find_copies  # noqa: E402
 
 WEAK_TESTS = KIT / "tests" / "fixtures" / "submissions" / "weak" / "tests" / "test_ds07_radix.py"
 LIMITS = Limits(course_tests=120.0, student_tests=120.0)
@@ -75,24 +91,74 @@ def one_after_another(folders: list[Path]) -> tuple[float, float, list[CheckRepo
     return time.perf_counter() - started, cpu_seconds() - cpu, reports
 
 
-def as_a_batch(folders: list[Path], out: Path, jobs: int) -> tuple[float, float, list[BatchRow]]:
+def as_a_batch(
+    folders: list[Path], out: Path, jobs: int
+) -> tuple[float, float, list[BatchRow], float]:
     started, cpu = time.perf_counter(), cpu_seconds()
     result = grade_batch(load_chapter(), folders, out, LIMITS, jobs)
-    rows = [dataclasses.replace(row, report="") for row in result.rows]
-    return time.perf_counter() - started, cpu_seconds() - cpu, rows
+    rows = [dataclasses.replace(row, report="", flags=()) for row in result.rows]
+    return time.perf_counter() - started, cpu_seconds() - cpu, rows, result.similarity_seconds
+
+
+def a_class_of(
+    size: int, chapter: Chapter, kills: dict[str, dict[str, tuple[str, ...]]]
+) -> list[ClassFile]:
+    """``size`` students, each a disguised variant of one of the kit's files."""
+    originals = {
+        "model": chapter.model_tests.read_text(encoding="utf-8"),
+        "weak": WEAK_TESTS.read_text(encoding="utf-8"),
+    }
+    reference = chapter.reference.read_text(encoding="utf-8")
+    stub = chapter.stub.read_text(encoding="utf-8")
+    files = []
+    for number in range(size):
+        kind = "model" if number % 2 == 0 else "weak"
+        name = f"student{number:03d}"
+        implementation = disguise(reference, chapter, seed=number) if number % 3 == 0 else stub
+        files.append(ClassFile(name, "implementation", implementation))
+        tests = disguise(originals[kind], chapter, seed=number)
+        files.append(ClassFile(name, "tests", tests, kills[kind]))
+    files.append(ClassFile(REFERENCE, "implementation", reference))
+    files.append(ClassFile(MODEL_ANSWER, "tests", originals["model"]))
+    return files
+
+
+def similarity_phase(size: int, reports: list[CheckReport]) -> tuple[float, int, int]:
+    """The similarity phase on a generated class: its seconds, pairs compared, pairs flagged."""
+    chapter = load_chapter()
+    assert chapter.similarity is not None
+    kills = {}
+    for kind, report in (("model", reports[0]), ("weak", reports[1])):
+        assert report.mutation is not None
+        kills[kind] = {m.id: m.killed_by for m in report.mutation.mutants}
+    files = a_class_of(size, chapter, kills)
+    given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
+    started = time.perf_counter()
+    found = find_copies(
+        files, given, len(chapter.wheats), chapter.similarity, lambda: kills["model"]
+    )
+    seconds = time.perf_counter() - started
+    kinds = [f.kind for f in files]
+    compared = sum(
+        kinds[i] == kinds[j] for i in range(len(files)) for j in range(i + 1, len(files))
+    )
+    return seconds, compared, sum(pair.flagged for pair in found.pairs)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=6, help="submissions in the class")
     parser.add_argument("--jobs", type=int, default=2, help="checks at once in the batch")
+    parser.add_argument(
+        "--class-size", type=int, default=200, help="students in the similarity phase's class"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grader-batch-bench-") as temporary:
         root = Path(temporary)
         folders = lay_out(root, args.copies)
         load_before = os.getloadavg()[0]
         sequential, sequential_cpu, reports = one_after_another(folders)
-        batched, batched_cpu, rows = as_a_batch(folders, root / "out", args.jobs)
+        batched, batched_cpu, rows, comparing = as_a_batch(folders, root / "out", args.jobs)
         load_after = os.getloadavg()[0]
     chapter = load_chapter()
     same = rows == [row_of(chapter, f.name, r, "") for f, r in zip(folders, reports, strict=True)]
@@ -110,6 +176,16 @@ def main() -> int:
     print(f"speed-up: {sequential / batched:.2f}x")
     print(f"load average before/after: {load_before:.1f}/{load_after:.1f}")
     print(f"same gradebook rows both ways: {'yes' if same else 'NO'}")
+    print(f"of the batch's time, looking for copies: {comparing:.2f} s")
+    if count >= 2:
+        seconds, compared, flagged = similarity_phase(args.class_size, reports)
+        per_check = sequential / count
+        print(
+            f"similarity phase, a class of {args.class_size}: {seconds:.1f} s for {compared} "
+            f"pairs ({seconds / compared * 1e6:.0f} us a pair), {flagged} flagged; grading that "
+            f"class one check after another takes about {per_check * args.class_size:.0f} s, "
+            f"so the phase adds {seconds / (per_check * args.class_size):.1%}"
+        )
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -27,7 +28,8 @@ from disguise import disguise
 
 import grader.cli
 from grader.catalog import SimilaritySettings, load_chapter
-from grader.errors import EXIT_PASS, EXIT_USAGE
+from grader.commands.batch import grade_batch
+from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
 from grader.output.class_report import reason_of
 from grader.output.similarity import CSV_COLUMNS, similarity_html
 from grader.similarity import (
@@ -344,3 +346,12 @@ def test_canvas_needs_a_roster(tmp_path: Path, capsys: pytest.CaptureFixture[str
     arguments = ["batch", str(tmp_path), "--canvas", str(tmp_path / "c.csv")]
     assert grader.cli.main(arguments) == EXIT_USAGE
     assert "--canvas needs --roster" in capsys.readouterr().err
+
+
+def test_the_student_edition_grades_no_class(tmp_path: Path) -> None:
+    """Batch compares with the model answer, which the student edition leaves out."""
+    student_edition = dataclasses.replace(CHAPTER, model_tests=tmp_path / "left-out.py")
+    (tmp_path / "ana").mkdir()
+    with pytest.raises(GraderError, match="it is the student edition"):
+        grade_batch(student_edition, [tmp_path / "ana"], tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # refused before anything was written
