@@ -355,3 +355,11 @@ def test_the_student_edition_grades_no_class(tmp_path: Path) -> None:
     with pytest.raises(GraderError, match="it is the student edition"):
         grade_batch(student_edition, [tmp_path / "ana"], tmp_path / "out")
     assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_a_folder_named_like_the_kits_files_is_refused(tmp_path: Path) -> None:
+    """A student folder called ``reference`` would pass for the kit's file in similarity.csv."""
+    for name in ("ana", "reference"):
+        (tmp_path / name).mkdir()
+    with pytest.raises(GraderError, match="a submission folder is named 'reference'"):
+        grade_batch(CHAPTER, [tmp_path / "ana", tmp_path / "reference"], tmp_path / "out")

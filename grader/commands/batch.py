@@ -158,6 +158,12 @@ def grade_batch(
             f"this kit has no model answer ({chapter.model_tests.name}): it is the student "
             "edition; grade a class with the staff edition (the kit's repository)"
         )
+    taken = sorted({REFERENCE, MODEL_ANSWER} & set(names)) if chapter.similarity else []
+    if taken:
+        raise GraderError(
+            f"a submission folder is named {taken[0]!r}, the name similarity.csv gives the "
+            "kit's own file: rename the folder"
+        )
     gradebook = out / GRADEBOOK
     merged = read_gradebook(gradebook)
     order = [*merged, *(key for key in map(_text, names) if key not in merged)]
