@@ -11,6 +11,7 @@ import argparse
 import json
 import re
 import shutil
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 from conftest import make_submission
 
+import grader
 from grader.catalog import load_chapter
 from grader.cli import build_parser, main
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, GraderError
@@ -276,16 +278,27 @@ def model_answer(folder: Path) -> None:
     shutil.copyfile(CHAPTER.model_tests, folder / CHAPTER.student_tests)
 
 
-def test_tdd_on_the_skeleton(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """The skeleton's tests fail on the stub, so red is reached; green is not: the stub's
-    radix.py fails them too."""
+def test_tdd_on_the_skeleton(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The skeleton's placeholders fail on the stub, but on the reference too: red is not
+    reached, and each is named as failing for the wrong reason. Green is not reached either."""
     folder = tmp_path / "submission"
     start(capsys, folder)
+    monkeypatch.setenv("COLUMNS", "300")
     code, out, _ = run(capsys, "tdd", "red", "--submission", str(folder))
-    assert code == EXIT_PASS
-    assert "tdd red: every required test fails on the stub." in lines_of(out)
+    assert code == EXIT_FAIL
+    lines = lines_of(out)
+    assert lines[-1] == (
+        "tdd red: not yet: every required test fails on the stub and passes on the reference "
+        "is the goal."
+    )
     for required in CHAPTER.required_tests:
-        assert f"  {required.name}: failed" in lines_of(out)
+        assert f"  {required.name}: failed" in lines
+        assert (
+            f"✗ {required.name} fails for the wrong reason: it fails on the reference too, so "
+            "its failure on the stub shows nothing (Failed: write this test)"
+        ) in lines
 
     code, out, _ = run(capsys, "tdd", "green", "--submission", str(folder))
     assert code == EXIT_FAIL
@@ -302,7 +315,7 @@ def test_tdd_with_the_model_answer(capsys: pytest.CaptureFixture[str], tmp_path:
     code, out, _ = run(capsys, "tdd", "red", "ds.07", "--submission", str(folder))
     assert (code, lines_of(out)[-1]) == (
         EXIT_PASS,
-        "tdd red: every required test fails on the stub.",
+        "tdd red: every required test fails on the stub and passes on the reference.",
     )
     code, out, _ = run(capsys, "tdd", "green", "--submission", str(folder))
     assert (code, lines_of(out)[-1]) == (EXIT_PASS, "tdd green: every test passes.")
@@ -405,7 +418,8 @@ def test_an_unchanged_stub_is_named_first_and_its_failures_shown_once(
     monkeypatch.setenv("COLUMNS", "200")
     folder = tmp_path / "submission"
     start(capsys, folder)
-    code, out, err = run(capsys, "check", "--submission", str(folder))
+    report = tmp_path / "report.json"
+    code, out, err = run(capsys, "check", "--submission", str(folder), "--json", str(report))
     assert (code, err) == (EXIT_FAIL, "")
     lines = [line.rstrip() for line in out.splitlines()]
     total = len(CHAPTER.course_tests)
@@ -419,3 +433,9 @@ def test_an_unchanged_stub_is_named_first_and_its_failures_shown_once(
     assert f"These {total} course tests all fail the same way:" in out
     assert "Next: Fix radix.py:" in out
     assert lines[-1] == "FAIL, grade 0 of 100: course tests failing; your tests are not valid"
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["unmodified"] == ["radix.py", "tests/test_ds07_radix.py"]
+    assert data["grade"]["points"] == 0 and data["kit_version"] == grader.__version__
+    failures = "".join(data["course_tests"]["failures"].values())
+    assert "site-packages/hypothesis/" in failures  # the model-based test's frames
+    assert sys.prefix not in failures and str(Path(sys.prefix).resolve()) not in failures

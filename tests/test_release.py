@@ -117,8 +117,9 @@ def test_the_installed_edition_grades_outside_the_kit(installed: Path, tmp_path:
     assert started.returncode == 0, started.stderr
     submission = tmp_path / "submission"
     assert (submission / CHAPTER.student_tests).read_bytes() == CHAPTER.stub_tests.read_bytes()
-    red = run(installed, tmp_path, "tdd", "red")
-    assert red.returncode == EXIT_PASS, red.stdout + red.stderr
+    red = run(installed, tmp_path, "tdd", "red")  # the skeleton's placeholders fail everywhere
+    assert red.returncode == EXIT_FAIL, red.stdout + red.stderr
+    assert "fails for the wrong reason" in red.stdout
 
     shutil.copyfile(CHAPTER.reference, submission / CHAPTER.implementation)
     weak = SUBMISSIONS / "weak" / CHAPTER.student_tests

@@ -1,14 +1,18 @@
-"""``tdd red`` and ``tdd green``: the student's tests against the stub, then against their code."""
+"""``tdd red`` and ``tdd green``: the student's tests against the stub (and the reference, to
+tell a test that fails because the stub is wrong from one that fails anyway), then against
+their code."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter
 from grader.commands.check import student_tests_job
-from grader.sandbox.pool import TestStatus, WorkerPool, status_phrase
+from grader.sandbox.pool import RunResult, TestStatus, WorkerPool, failure_line, status_phrase
 from grader.static_check import check_test_source
 from grader.submission import read_submission
 
@@ -29,7 +33,8 @@ class TddResult:
 
 
 def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60.0) -> TddResult:
-    """Red: each required test fails on the stub. Green: every test passes on the student code."""
+    """Red: each required test fails on the stub and passes on the reference. Green: every
+    test passes on the student's code."""
     submission = read_submission(chapter, folder)
     if submission.tests is None:
         return TddResult(stage, {}, (submission.tests_problem or "no test file",))
@@ -37,31 +42,63 @@ def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60
     if violations:
         return TddResult(stage, {}, tuple(v.describe(chapter.student_tests) for v in violations))
     if stage == "red":
-        implementation: str | None = chapter.stub.read_text(encoding="utf-8")
-    else:
-        implementation = submission.implementation
+        return _red(chapter, submission.tests, names, time_limit)
+    implementation = submission.implementation
     if implementation is None:
         return TddResult(stage, {}, (submission.implementation_problem or "no implementation",))
     with WorkerPool(workers=1) as pool:
         run = pool.run(student_tests_job(chapter, submission.tests, implementation, time_limit))
     outcomes = {name: run.outcome(name) for name in run.test_names()}
-    problems: list[str] = []
-    if run.status == "collection_error":
-        problems.append(f"{chapter.student_tests} could not be collected: {run.message}")
-    elif run.status != "completed":
-        problems.append(f"the run {run.message}")
-    required = [test.name for test in chapter.required_tests]
-    problems += [f"{name} is missing: write it" for name in required if name not in names]
-    if stage == "red":
-        problems += [
-            f"{name} passes on the stub: it must fail until the code exists"
-            for name in required
-            if outcomes.get(name) == "passed"
-        ]
-    else:
-        problems += [
-            f"{name} {status_phrase(status)} on your {chapter.implementation}"
-            for name, status in outcomes.items()
-            if status != "passed"
-        ]
+    problems = _run_problems(chapter, run) + _missing(chapter, names)
+    problems += [
+        f"{name} {status_phrase(status)} on your {chapter.implementation}"
+        for name, status in outcomes.items()
+        if status != "passed"
+    ]
     return TddResult(stage, outcomes, tuple(problems))
+
+
+def _red(chapter: Chapter, tests: str, names: Sequence[str], time_limit: float) -> TddResult:
+    """Each required test fails on the stub, and for the right reason: it passes on the
+    reference. A test that fails on both (the skeleton's ``pytest.fail`` placeholder, a wrong
+    expectation) shows nothing about the stub, so red is not reached."""
+    stub = chapter.stub.read_text(encoding="utf-8")
+    reference = chapter.reference.read_text(encoding="utf-8")
+    with WorkerPool(workers=2) as pool, ThreadPoolExecutor(2) as threads:
+        on_stub_run = threads.submit(pool.run, student_tests_job(chapter, tests, stub, time_limit))
+        on_reference_run = threads.submit(
+            pool.run, student_tests_job(chapter, tests, reference, time_limit)
+        )
+        on_stub, on_reference = on_stub_run.result(), on_reference_run.result()
+    outcomes = {name: on_stub.outcome(name) for name in on_stub.test_names()}
+    problems = _run_problems(chapter, on_stub) + _missing(chapter, names)
+    required = [test.name for test in chapter.required_tests]
+    problems += [
+        f"{name} passes on the stub: it must fail until the code exists"
+        for name in required
+        if outcomes.get(name) == "passed"
+    ]
+    if on_reference.status in ("collection_error", "timeout", "crashed"):
+        problems.append(f"on the reference the run {on_reference.message}")
+    for name in on_reference.test_names():
+        status = on_reference.outcome(name)
+        if status != "passed":
+            reason = failure_line(on_reference.detail(name)) or status
+            problems.append(
+                f"{name} fails for the wrong reason: it {status_phrase(status)} on the "
+                f"reference too, so its failure on the stub shows nothing ({reason})"
+            )
+    return TddResult("red", outcomes, tuple(problems))
+
+
+def _run_problems(chapter: Chapter, run: RunResult) -> list[str]:
+    """Why a run did not give every test an outcome, if it did not."""
+    if run.status == "collection_error":
+        return [f"{chapter.student_tests} could not be collected: {run.message}"]
+    if run.status != "completed":
+        return [f"the run {run.message}"]
+    return []
+
+
+def _missing(chapter: Chapter, names: Sequence[str]) -> list[str]:
+    return [f"{t.name} is missing: write it" for t in chapter.required_tests if t.name not in names]

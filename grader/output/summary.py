@@ -15,7 +15,7 @@ from pathlib import Path
 from grader.catalog import Chapter
 from grader.commands.check import CheckReport, MutantResult, MutantStatus
 from grader.grade import grade
-from grader.output.wording import NOT_MEASURED
+from grader.output.wording import NOT_MEASURED, unmodified_notes
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 
@@ -36,9 +36,11 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
             f"{mutation.score:.2f} ({mutation.killed}/{mutation.total} killed), "
             f"threshold {mutation.threshold:.2f}"
         )
+    notes = [f"**{_cell(note)}.**" for note in unmodified_notes(chapter, report)]
     lines = [
         heading,
         "",
+        *[line for note in notes for line in (note, "")],
         "| part | result |",
         "| --- | --- |",
         f"| grade | {points.points:g} / {points.scale:g} |",

@@ -98,7 +98,11 @@ def render_tdd(console: Console, result: TddResult) -> None:
         console.print(f"  {name}: {_styled(status)}")
     for problem in result.problems:
         console.print(f"[red]✗[/] {escape(problem)}")
-    goal = "every required test fails on the stub" if result.stage == "red" else "every test passes"
+    goal = (
+        "every required test fails on the stub and passes on the reference"
+        if result.stage == "red"
+        else "every test passes"
+    )
     if result.ok:
         console.print(f"[green]tdd {result.stage}: {goal}.[/]")
     else:
