@@ -708,6 +708,7 @@ class TreeAgainstNaiveMap(RuleBasedStateMachine):
         self.fresh_values = itertools.count(1)
         self.kept: list[int] = []  # values the tree took and did not hand back
         self.evicted: list[int] = []  # values passed to on_evict, in order
+        self.most_nodes = 0  # the most nodes alive at once so far, ROOT excluded
 
     def make_key(self, head: int, tail: list[int], whole_runs: bool) -> tuple[int, ...]:
         """A short key: a prefix of a stored key (``head`` picks it, 0 is ``()``), then ``tail``."""
@@ -830,6 +831,7 @@ class TreeAgainstNaiveMap(RuleBasedStateMachine):
         check(self.tree)
         self.same_shape_as_the_model()
         self.values_are_conserved()
+        self.freed_slots_are_reused()
 
     def same_shape_as_the_model(self) -> None:
         tree, model = self.tree, self.model
@@ -853,6 +855,17 @@ class TreeAgainstNaiveMap(RuleBasedStateMachine):
         assert tree.lock_count(ROOT) == 0
         expected_lru = [self.node_of[end] for end in model.lru()]
         assert lru(tree) == expected_lru, "lru_order() must be the unlocked leaves, oldest first"
+
+    def freed_slots_are_reused(self) -> None:
+        """No id exceeds the most nodes ever alive at once: a new node takes a freed
+        slot whenever one waits (which one is the tree's choice), so a tree that
+        takes a fresh slot instead grows for ever."""
+        self.most_nodes = max(self.most_nodes, len(self.node_of))
+        highest = max(self.node_of.values(), default=ROOT)
+        assert highest <= self.most_nodes, (
+            f"node id {highest} with at most {self.most_nodes} nodes alive at once: "
+            "freed slots must be handed out again"
+        )
 
     def values_are_conserved(self) -> None:
         stored = [v for fields in layout(self.tree).values() for v in fields[1]]

@@ -46,8 +46,11 @@ class RequiredTest:
 
 @dataclass(frozen=True)
 class Mutant:
+    """A planted bug: ``title`` is the pitfall, ``symptom`` what it does to a prefix cache."""
+
     id: str
     title: str
+    symptom: str
     function: str
     caught_by: tuple[str, ...]
     patch: Path
@@ -118,6 +121,8 @@ class Chapter:
     stub_tests: Path
     model_tests: Path
     course_test_file: Path
+    text: Path
+    """The chapter's text (Markdown) in the kit, shown by ``grader chapter``."""
     similarity: SimilaritySettings | None = None
     """``None`` when the catalog has no ``[similarity]`` table: batch then looks for no copies."""
     staff_only: tuple[str, ...] = ()
@@ -167,6 +172,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
             Mutant(
                 id=entry["id"],
                 title=entry["title"],
+                symptom=entry["symptom"],
                 function=entry["function"],
                 caught_by=tuple(entry["caught_by"]),
                 patch=mutants_dir / f"{entry['id']}.patch",
@@ -184,6 +190,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         stub_tests=root / "student" / student_tests,
         model_tests=root / "reference" / student_tests,
         course_test_file=root / "course_tests" / str(head["course_tests"]),
+        text=root / "chapter" / str(head["text"]),
         staff_only=tuple(str(p) for p in data.get("release", {}).get("staff_only", [])),
         similarity=SimilaritySettings(**data["similarity"]) if "similarity" in data else None,
         gradescope=_gradescope_from(data.get("gradescope", {})),

@@ -112,27 +112,45 @@ class RadixTree(Generic[V]):
         return len(self._live) - len(self._free) - 1
 
     def key(self, node: NodeId) -> tuple[int, ...]:
-        """The label of the edge into ``node``; ``()`` for ROOT."""
+        """The label of the edge into ``node``; ``()`` for ROOT.
+
+        Raises ``KeyError`` for an id that is not a live node (never made, or evicted).
+        """
         return self._label[self._require(node)]
 
     def values(self, node: NodeId) -> tuple[V, ...]:
-        """The values of ``node``'s label, one per granule; ``()`` for ROOT."""
+        """The values of ``node``'s label, one per granule; ``()`` for ROOT.
+
+        Raises ``KeyError`` for an id that is not a live node (never made, or evicted).
+        """
         return tuple(self._values[self._require(node)])
 
     def parent(self, node: NodeId) -> NodeId | None:
-        """The parent of ``node``, or ``None`` for ROOT."""
+        """The parent of ``node``, or ``None`` for ROOT.
+
+        Raises ``KeyError`` for an id that is not a live node (never made, or evicted).
+        """
         return None if self._require(node) == ROOT else self._parent[node]
 
     def children(self, node: NodeId) -> list[NodeId]:
-        """The children of ``node`` in increasing id order. O(children log children)."""
+        """The children of ``node`` in increasing id order. O(children log children).
+
+        Raises ``KeyError`` for an id that is not a live node (never made, or evicted).
+        """
         return sorted(self._children[self._require(node)].values())
 
     def child_count(self, node: NodeId) -> int:
-        """The number of children of ``node``."""
+        """The number of children of ``node``.
+
+        Raises ``KeyError`` for an id that is not a live node (never made, or evicted).
+        """
         return len(self._children[self._require(node)])
 
     def lock_count(self, node: NodeId) -> int:
-        """How many locks pin ``node``: its own and its descendants'. Always 0 for ROOT."""
+        """How many locks pin ``node``: its own and its descendants'. Always 0 for ROOT.
+
+        Raises ``KeyError`` for an id that is not a live node (never made, or evicted).
+        """
         return self._locks[self._require(node)]
 
     def lru_order(self) -> list[NodeId]:
@@ -153,7 +171,9 @@ class RadixTree(Generic[V]):
         Returns the number of tokens matched and the path from ROOT's child to
         the node where the match ends. A match that ends inside an edge splits
         it, so the path always ends at a node. Tokens after the last whole
-        granule are ignored. Advances the clock and stamps the path.
+        granule are ignored, so a key shorter than one granule matches
+        nothing: ``(0, [])``. Advances the clock, even when nothing matches,
+        and stamps every node on the path.
 
         >>> tree = RadixTree[str](granule=1)
         >>> _ = tree.insert([1, 2, 3], ["a", "b", "c"])
@@ -169,7 +189,10 @@ class RadixTree(Generic[V]):
 
         The part of ``key`` already stored keeps the values it has, and the
         caller's values for that part are handed back; the rest becomes a new
-        leaf. Raises ``ValueError`` (and changes nothing) unless
+        leaf. A key stored whole returns its node and all of the caller's
+        values; the empty key returns ``(ROOT, [])`` and stores nothing.
+        Advances the clock and stamps the path, as ``match_prefix`` does.
+        Raises ``ValueError`` (and changes nothing) unless
         ``len(values) * granule == len(key)``.
 
         >>> tree = RadixTree[str](granule=1)
@@ -195,7 +218,19 @@ class RadixTree(Generic[V]):
     # Locks: O(depth of the node).
 
     def lock(self, node: NodeId) -> None:
-        """Pin ``node`` and its ancestors so that no eviction can take them. Locks nest."""
+        """Pin ``node`` and its ancestors so that no eviction can take them. Locks nest.
+
+        Each lock adds one to the count of ``node`` and of every ancestor below
+        ROOT, and takes a listed leaf off the LRU list. ``lock(ROOT)`` does
+        nothing. Raises ``KeyError`` for an id that is not a live node
+        (never made, or evicted).
+
+        >>> tree = RadixTree[str](granule=1)
+        >>> leaf, _ = tree.insert([1, 2], ["a", "b"])
+        >>> tree.lock(leaf)
+        >>> tree.lock_count(leaf), tree.lru_order()
+        (1, [])
+        """
         if self._require(node) == ROOT:
             return
         if self._locks[node] == 0 and self._is_leaf(node):
@@ -206,8 +241,26 @@ class RadixTree(Generic[V]):
     def unlock(self, node: NodeId) -> None:
         """Release one lock taken by ``lock(node)``.
 
-        Raises ``RuntimeError`` (and changes nothing) when ``node`` holds no lock of
-        its own: releasing one would unpin a prefix that someone else holds.
+        Subtracts one from the count of ``node`` and of every ancestor below
+        ROOT; a leaf whose count reaches 0 rejoins the LRU list at its own
+        stamp. ``unlock(ROOT)`` does nothing. Raises ``KeyError`` for an id
+        that is not a live node (never made, or evicted).
+
+        Raises ``RuntimeError``, and changes nothing, when ``node`` holds no
+        lock of its own: when its count is 0, and also when a descendant's
+        lock alone pins it. Releasing that lock here would unpin a prefix
+        that someone else holds.
+
+        >>> tree = RadixTree[str](granule=1)
+        >>> leaf, _ = tree.insert([1, 2], ["a", "b"])
+        >>> tree.lock(leaf)
+        >>> tree.unlock(leaf)
+        >>> tree.lock_count(leaf), tree.lru_order()
+        (0, [1])
+        >>> tree.unlock(leaf)
+        Traceback (most recent call last):
+            ...
+        RuntimeError: unlock of node 1, which holds no lock of its own
         """
         if self._require(node) == ROOT:
             return
@@ -227,7 +280,15 @@ class RadixTree(Generic[V]):
         Each evicted value is passed to ``on_evict`` in label order. Leaves go
         whole, so more than ``n`` may go; fewer go only when no unlocked leaf
         is left. A parent left childless and unlocked joins the list at its
-        own stamp and may go in the same call.
+        own stamp and may go in the same call. ``n`` counts values, not
+        leaves; ``evict(0, f)`` frees nothing and returns 0.
+
+        >>> tree = RadixTree[str](granule=1)
+        >>> _ = tree.insert([1, 2], ["a", "b"])
+        >>> _ = tree.insert([7], ["z"])
+        >>> gone = []
+        >>> tree.evict(1, gone.append), gone
+        (2, ['a', 'b'])
         """
         freed = 0
         while freed < n and self._next[ROOT] != ROOT:
@@ -408,36 +469,79 @@ class RadixTree(Generic[V]):
         return self._locks[node] - sum(self._locks[c] for c in self._children[node].values())
 
     def _check(self) -> None:
-        """Assert every invariant in the module docstring. O(nodes + tokens)."""
+        """Assert every invariant in the module docstring. O(nodes + tokens).
+
+        A broken invariant raises ``AssertionError`` naming it, followed by
+        the tree's lists slot by slot, so a failing test shows the state that
+        broke it (as ``sortedcontainers``' ``_check`` prints its lists).
+        """
+        try:
+            self._check_invariants()
+        except AssertionError as broken:
+            raise AssertionError(f"invariant {broken}\n{self._dump()}") from None
+
+    def _check_invariants(self) -> None:
         g = self._granule
         live = [n for n in range(len(self._live)) if self._live[n]]
         # 1. labels come in whole granules, one value each; the size adds up.
-        assert self._label[ROOT] == () and self._values[ROOT] == []
+        rule = "1 (labels of whole granules, one value each)"
+        assert self._label[ROOT] == () and self._values[ROOT] == [], f"{rule}: ROOT has a label"
         for n in live[1:]:
-            assert len(self._label[n]) >= g and len(self._label[n]) % g == 0
-            assert len(self._values[n]) * g == len(self._label[n])
-        assert self._size == sum(len(self._values[n]) for n in live)
+            assert len(self._label[n]) >= g and len(self._label[n]) % g == 0, f"{rule}: node {n}"
+            assert len(self._values[n]) * g == len(self._label[n]), f"{rule}: node {n}'s values"
+        stored = sum(len(self._values[n]) for n in live)
+        assert self._size == stored, f"{rule}: len() is {self._size}, the nodes hold {stored}"
         # 2. children are keyed by their first granule and point back.
+        rule = "2 (children keyed by their first granule, pointing back)"
         for p in live:
             for first, c in self._children[p].items():
-                assert self._live[c] and self._parent[c] == p
-                assert self._label[c][:g] == first
-        assert sum(len(self._children[p]) for p in live) == len(live) - 1
+                assert self._live[c] and self._parent[c] == p, f"{rule}: node {p}'s child {c}"
+                assert self._label[c][:g] == first, f"{rule}: node {p}'s key {first} for {c}"
+        edges = sum(len(self._children[p]) for p in live)
+        assert edges == len(live) - 1, f"{rule}: {edges} edges join {len(live)} live nodes"
         # 3. lock counts cover the counts below them; ROOT holds none.
-        assert self._locks[ROOT] == 0
+        rule = "3 (a lock count covers its children's)"
+        assert self._locks[ROOT] == 0, f"{rule}: ROOT's count is {self._locks[ROOT]}"
         for n in live[1:]:
-            assert self._locks[n] >= sum(self._locks[c] for c in self._children[n].values())
+            below = sum(self._locks[c] for c in self._children[n].values())
+            assert self._locks[n] >= below, f"{rule}: node {n} counts {self._locks[n]} < {below}"
         # 4. the ring holds exactly the unlocked leaves, by increasing stamp.
+        rule = "4 (the LRU ring is the unlocked leaves, oldest first)"
         order = self.lru_order()
-        assert sorted(order) == [n for n in live[1:] if self._is_leaf(n) and not self._locks[n]]
+        free_leaves = [n for n in live[1:] if self._is_leaf(n) and not self._locks[n]]
+        assert sorted(order) == free_leaves, f"{rule}: ring {order}, unlocked leaves {free_leaves}"
         stamps = [self._stamp[n] for n in order]
-        assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+        assert stamps == sorted(set(stamps)), f"{rule}: stamps along the ring {stamps}"
         for n in order:
-            assert self._next[self._prev[n]] == n
+            assert self._next[self._prev[n]] == n, f"{rule}: node {n}'s prev does not lead back"
         # 5. stamps never exceed the clock and never grow going down.
+        rule = "5 (stamps at most the clock, ancestors' at least their descendants')"
         for n in live[1:]:
-            assert self._stamp[n] <= self._clock
+            assert self._stamp[n] <= self._clock, f"{rule}: node {n}"
             if self._parent[n] != ROOT:
-                assert self._stamp[self._parent[n]] >= self._stamp[n]
+                assert self._stamp[self._parent[n]] >= self._stamp[n], f"{rule}: node {n}"
         # 6. the free list holds exactly the dead slots.
-        assert sorted(self._free) == [n for n in range(len(self._live)) if not self._live[n]]
+        rule = "6 (the free list is the dead slots, each once)"
+        dead = [n for n in range(len(self._live)) if not self._live[n]]
+        assert sorted(self._free) == dead, f"{rule}: free {self._free}, dead {dead}"
+
+    def _dump(self) -> str:
+        """The tree's lists, one line per slot, for the message of a broken invariant."""
+        lines = [
+            f"clock {self._clock}, len {self._size}, granule {self._granule}, free {self._free}",
+            "slot live label values parent children locks stamp prev next",
+        ]
+        for n in range(len(self._live)):
+            fields = (
+                self._live[n],
+                self._label[n],
+                self._values[n],
+                self._parent[n],
+                self._children[n],
+                self._locks[n],
+                self._stamp[n],
+                self._prev[n],
+                self._next[n],
+            )
+            lines.append(" ".join(map(repr, (n, *fields))))
+        return "\n".join(lines)

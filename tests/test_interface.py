@@ -8,6 +8,7 @@ docstring) fails here, before a student ever sees it.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import sys
@@ -180,3 +181,108 @@ def test_the_samples_work_on_the_reference() -> None:
         if name == "__init__" or isinstance(member, property):
             continue
         call_with_samples(member, tree)
+
+
+def test_the_stub_documents_every_member_as_the_reference_does() -> None:
+    """One text of the contract: the stub's docstrings are the reference's, word for word."""
+    for name in NAMES:
+        assert inspect.getdoc(STUB_MEMBERS[name]) == inspect.getdoc(REFERENCE_MEMBERS[name]), name
+
+
+def small_tree() -> tuple[Any, int, int, int]:
+    """A reference tree at granule 1 holding 1 2 3 and 1 2 4, and one evicted id.
+
+    Returns the tree, the leaf 1 2 4, their parent 1 2, and the id of 1 2 3, evicted.
+    """
+    tree = reference.RadixTree(1)
+    x, _ = tree.insert([1, 2, 3], ["a", "b", "c"])
+    y, _ = tree.insert([1, 2, 4], ["a", "b", "d"])
+    tree.match_prefix([1, 2, 4])
+    assert tree.evict(1, lambda value: None) == 1 and tree.lru_order() == [y]
+    return tree, y, tree.parent(y), x
+
+
+def raises(error: type[Exception], call: Callable[[], object]) -> bool:
+    try:
+        call()
+    except error:
+        return True
+    return False
+
+
+def unlock_of_a_parent_pinned_by_its_child() -> bool:
+    tree, leaf, parent, _ = small_tree()
+    tree.lock(leaf)
+    return raises(RuntimeError, lambda: tree.unlock(parent))
+
+
+def root_locks_do_nothing(method: str) -> bool:
+    tree, *_ = small_tree()
+    before = (tree.lru_order(), tree.lock_count(reference.ROOT))
+    getattr(tree, method)(reference.ROOT)
+    return (tree.lru_order(), tree.lock_count(reference.ROOT)) == before
+
+
+TAKES_AN_ID = ["key", "values", "parent", "children", "child_count", "lock_count", "lock", "unlock"]
+
+
+def refuses_an_id_never_made(method: str) -> bool:
+    tree = reference.RadixTree(1)
+    return raises(KeyError, lambda: getattr(tree, method)(1000))
+
+
+def refuses_an_evicted_id(method: str) -> bool:
+    tree, _, _, evicted = small_tree()
+    return raises(KeyError, lambda: getattr(tree, method)(evicted))
+
+
+def refuses_an_unlock_without_a_lock() -> bool:
+    tree, leaf, _, _ = small_tree()
+    return raises(RuntimeError, lambda: tree.unlock(leaf))
+
+
+def refuses_a_wrong_number_of_values() -> bool:
+    tree, *_ = small_tree()
+    return raises(ValueError, lambda: tree.insert([1], []))
+
+
+# Every rule a course test enforces, as (method, what the method's docstring must say, a
+# check that the rule holds on the reference). The course tests check each of these.
+RULES: list[tuple[str, str, Callable[[], bool]]] = [
+    ("__init__", "``ValueError``", lambda: raises(ValueError, lambda: reference.RadixTree(0))),
+    *[(m, "``KeyError``", functools.partial(refuses_an_id_never_made, m)) for m in TAKES_AN_ID],
+    *[(m, "evicted", functools.partial(refuses_an_evicted_id, m)) for m in TAKES_AN_ID],
+    ("key", "``()`` for ROOT", lambda: small_tree()[0].key(reference.ROOT) == ()),
+    ("values", "``()`` for ROOT", lambda: small_tree()[0].values(reference.ROOT) == ()),
+    ("parent", "``None`` for ROOT", lambda: small_tree()[0].parent(reference.ROOT) is None),
+    ("lock_count", "Always 0 for ROOT", lambda: small_tree()[0].lock_count(reference.ROOT) == 0),
+    ("children", "increasing id order", lambda: reference.RadixTree(1).children(0) == []),
+    ("lock", "``lock(ROOT)`` does nothing", lambda: root_locks_do_nothing("lock")),
+    ("unlock", "``unlock(ROOT)`` does nothing", lambda: root_locks_do_nothing("unlock")),
+    ("unlock", "``RuntimeError``", refuses_an_unlock_without_a_lock),
+    ("unlock", "a descendant's lock alone pins it", unlock_of_a_parent_pinned_by_its_child),
+    ("insert", "``ValueError``", refuses_a_wrong_number_of_values),
+    ("insert", "``(ROOT, [])``", lambda: small_tree()[0].insert([], []) == (reference.ROOT, [])),
+    (
+        "match_prefix",
+        "shorter than one granule matches nothing: ``(0, [])``",
+        lambda: reference.RadixTree(2).match_prefix([1]) == (0, []),
+    ),
+    (
+        "evict",
+        "``evict(0, f)`` frees nothing and returns 0",
+        lambda: small_tree()[0].evict(0, lambda value: None) == 0,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "phrase", "holds"), RULES, ids=[f"{m}:{p.split()[-1]}" for m, p, _ in RULES]
+)
+def test_the_stub_states_every_rule_the_course_tests_enforce(
+    method: str, phrase: str, holds: Callable[[], bool]
+) -> None:
+    """Each exception and each ROOT rule is in the stub's docstring of that method."""
+    assert holds(), f"the reference breaks the rule {phrase!r} of {method}"
+    documented = " ".join((STUB_MEMBERS[method].__doc__ or "").split())
+    assert " ".join(phrase.split()) in documented, f"{method}'s docstring lacks {phrase!r}"
