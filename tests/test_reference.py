@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import mutant_sources
+from grader.patching import mutant_sources
 
 CHAPTER = load_chapter()
 
