@@ -62,11 +62,21 @@ def _read(folder: Path, relative: str) -> tuple[str | None, str | None]:
 
 
 def read_text_inside(folder: Path, path: Path) -> str:
-    """The UTF-8 text of ``path``, which must be a regular file inside ``folder``."""
+    """The UTF-8 text of ``path``, which must be a regular file inside ``folder``.
+
+    A byte order mark at the start is dropped, as Python itself drops it.
+    """
     shown = path.relative_to(folder).as_posix()
     if not path.exists() and not path.is_symlink():
         raise SubmissionProblem(f"{shown} is missing from {folder}: create it{START_HINT}")
-    if not path.resolve().is_relative_to(folder.resolve()):
+    try:
+        inside = path.resolve(strict=True).is_relative_to(folder.resolve(strict=True))
+    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop, before 3.13
+        raise SubmissionProblem(
+            f"{shown} is a symbolic link that leads nowhere or loops: put the file itself "
+            f"in {folder}"
+        ) from error
+    if not inside:
         raise SubmissionProblem(
             f"{shown} links to a file outside the submission: put the file itself in {folder}"
         )
@@ -77,7 +87,7 @@ def read_text_inside(folder: Path, path: Path) -> str:
             f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB: is it the right file?"
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark, as Python allows
     except UnicodeDecodeError as error:
         raise SubmissionProblem(
             f"{shown} is not UTF-8 text (byte {error.start}): save it as UTF-8"

@@ -147,6 +147,8 @@ def lay_out(case: dict[str, Any], tmp_path: Path) -> Path:
             target.mkdir(exist_ok=True)
         else:
             target.write_bytes(source.read_bytes())
+    if setup == "symlink_radix_self":
+        (folder / "radix.py").symlink_to("radix.py")
     if case.get("radix", "reference") == "reference":
         if setup == "symlink_radix_out":
             (folder / "radix.py").symlink_to(CHAPTER.reference)

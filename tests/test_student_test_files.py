@@ -7,23 +7,84 @@ honest work. These tests run student-style files through the sandbox as
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from grader.catalog import load_chapter
+from grader.catalog import Chapter, load_chapter
+from grader.commands.check import Limits, check
 from grader.sandbox.pool import Job, WorkerPool, interpret
-from grader.static_check import check_test_source
+from grader.static_check import check_test_source, function_name
 
 CHAPTER = load_chapter()
 REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
+HONEST = sorted((Path(__file__).resolve().parent / "fixtures" / "honest").glob("*.py"))
+"""Honest test files, one style each, written for the kit (not derived from the model answer)."""
+WITH_A_NOTE = {"hypothesis_given": "suppress_health_check (line 57)"}
+"""The honest files that set a hypothesis setting the grader overrides, and where."""
 
 
 @pytest.fixture(scope="module")
 def pool() -> Iterator[WorkerPool]:
-    with WorkerPool(workers=1) as workers:
+    with WorkerPool(workers=2) as workers:
         yield workers
+
+
+@pytest.fixture(scope="module")
+def two_mutants() -> Chapter:
+    """The kit's chapter with two of its mutants: validation in full, a short mutation phase."""
+    return replace(CHAPTER, mutants=tuple(m for m in CHAPTER.mutants if m.id in ("s11", "m01")))
+
+
+def test_the_catalogue_of_honest_styles_has_at_least_twelve() -> None:
+    assert len(HONEST) >= 12
+
+
+@pytest.mark.parametrize("path", HONEST, ids=lambda path: path.stem)
+def test_every_honest_style_is_valid(
+    path: Path, two_mutants: Chapter, pool: WorkerPool, tmp_path: Path
+) -> None:
+    """``check`` validates the file as it would a student's: rules, the reference twice,
+    every wheat, the stub; the folder holds no radix.py, so the course tests are not run."""
+    folder = tmp_path / "submission"
+    (folder / "tests").mkdir(parents=True)
+    shutil.copyfile(path, folder / CHAPTER.student_tests)
+    report = check(two_mutants, folder, Limits(), pool=pool)
+    student = report.student_tests
+    assert student.valid, student.problems
+    assert (student.problems, student.missing) == ((), ())
+    required = {test.name for test in CHAPTER.required_tests}
+    assert required <= {function_name(test) for test in student.tests}
+    assert report.mutation is not None and report.mutation.errors == ()
+    where = WITH_A_NOTE.get(path.stem)
+    if where is None:
+        assert student.notes == ()
+    else:
+        assert len(student.notes) == 1 and where in student.notes[0]
+
+
+def test_the_graders_hypothesis_settings_hold_whatever_a_file_sets(pool: WorkerPool) -> None:
+    """A settings object made in a test keeps the grader's derandomize, database, deadline
+    and health checks: the static check refuses the first two, the run overrides the rest."""
+    source = textwrap.dedent(
+        """
+        from hypothesis import HealthCheck, settings
+
+        def test_forced() -> None:
+            chosen = settings(deadline=5, derandomize=False, print_blob=True,
+                              suppress_health_check=[], max_examples=7)
+            assert chosen.deadline is None and chosen.derandomize and chosen.database is None
+            assert not chosen.print_blob
+            assert set(chosen.suppress_health_check) == set(HealthCheck)
+            assert chosen.max_examples == 7
+        """
+    )
+    result = pool.run(Job(REFERENCE, "test_settings.py", source, 60.0, CHAPTER.module))
+    assert result.all_passed, result.output
 
 
 def test_unittest_test_cases_run_under_the_graders_pytest_options(pool: WorkerPool) -> None:

@@ -36,7 +36,13 @@ from grader.sandbox.pool import (
     failure_line,
     status_phrase,
 )
-from grader.static_check import check_test_source
+from grader.static_check import (
+    UNPARSABLE,
+    check_test_source,
+    describe_overrides,
+    function_name,
+    overridden_settings,
+)
 from grader.submission import Submission, read_submission
 from grader.tracebacks import without_machine_paths
 
@@ -80,6 +86,8 @@ class StudentTestsResult:
     missing: tuple[str, ...]
     tests: tuple[str, ...]
     reference_seconds: float
+    notes: tuple[str, ...] = ()
+    """What the grader changed and the student may want to know (settings it overrode)."""
 
 
 @dataclass(frozen=True)
@@ -385,12 +393,15 @@ def _validate(
         problem = submission.tests_problem or "no test file"
         return StudentTestsResult(False, (problem,), tuple(required), (), 0.0)
     violations, tests = check_test_source(submission.tests, chapter.module, chapter.interface)
+    note = describe_overrides(overridden_settings(submission.tests))
+    notes = (note,) if note else ()
     # A file that does not parse names no tests; calling them all missing would mislead.
-    parsed = not any(v.rule.startswith("syntax error") for v in violations)
-    missing = tuple(name for name in required if name not in tests) if parsed else ()
+    parsed = not any(v.rule.startswith(UNPARSABLE) for v in violations)
+    defined = {function_name(test) for test in tests}
+    missing = tuple(name for name in required if name not in defined) if parsed else ()
     if violations:
         broken = tuple(v.describe(chapter.student_tests) for v in violations)
-        return StudentTestsResult(False, broken, missing, tuple(tests), 0.0)
+        return StudentTestsResult(False, broken, missing, tuple(tests), 0.0, notes)
 
     def job(
         implementation: str,
@@ -433,13 +444,45 @@ def _validate(
                 run.result(), f"the correct variant {wheat_id}", chapter.student_tests
             )
     stub_run = stub.result()
-    for name in required:
-        if name in tests and stub_run.outcome(name) == "passed":
-            problems.append(
-                f"{name} passes on the stub, so it checks nothing yet: make it assert behaviour"
-            )
+    if on_reference.status in ("completed", "crashed"):
+        present = [name for name in required if name not in missing]
+        problems += _required_problems(present, on_reference, stub_run)
     valid = not problems and not missing
-    return StudentTestsResult(valid, tuple(problems), missing, tuple(tests), on_reference.seconds)
+    return StudentTestsResult(
+        valid, tuple(problems), missing, tuple(tests), on_reference.seconds, notes
+    )
+
+
+def _required_problems(required: list[str], reference: RunResult, stub: RunResult) -> list[str]:
+    """Each required test must be collected and must fail on the stub; why each one does not.
+
+    A test counts under its function's own name, at the top level or in a
+    test class (``TestSplits::test_split_by_hand``); every test of that name
+    must fail on the stub, or it checks nothing yet.
+    """
+    problems = []
+    for name in required:
+        collected = [t for t in reference.test_names() if function_name(t) == name]
+        if not collected:
+            problems.append(
+                f"{name} is defined but pytest does not collect it: keep it a function named "
+                "test_... at the top level or a method of a class named Test..., and do not "
+                "bind the name to anything else"
+            )
+            continue
+        for test in collected:
+            status = stub.outcome(test)
+            if status == "passed":
+                problems.append(
+                    f"{test} passes on the stub, so it checks nothing yet: make it assert behaviour"
+                )
+            elif status not in ("failed", "error", "timeout"):
+                why = f": {stub.message}" if stub.message else ""
+                problems.append(
+                    f"{test} {status_phrase(status)} on the stub{why}; every required test must "
+                    "run and fail there"
+                )
+    return problems
 
 
 def _signature(run: RunResult) -> tuple[str, dict[str, str]]:

@@ -13,7 +13,7 @@ from typing import Literal
 from grader.catalog import Chapter
 from grader.commands.check import student_tests_job
 from grader.sandbox.pool import RunResult, TestStatus, WorkerPool, failure_line, status_phrase
-from grader.static_check import check_test_source
+from grader.static_check import check_test_source, function_name
 from grader.submission import read_submission
 
 Stage = Literal["red", "green"]
@@ -75,8 +75,8 @@ def _red(chapter: Chapter, tests: str, names: Sequence[str], time_limit: float) 
     required = [test.name for test in chapter.required_tests]
     problems += [
         f"{name} passes on the stub: it must fail until the code exists"
-        for name in required
-        if outcomes.get(name) == "passed"
+        for name, status in outcomes.items()
+        if function_name(name) in required and status == "passed"
     ]
     if on_reference.status in ("collection_error", "timeout", "crashed"):
         problems.append(f"on the reference the run {on_reference.message}")
@@ -101,4 +101,7 @@ def _run_problems(chapter: Chapter, run: RunResult) -> list[str]:
 
 
 def _missing(chapter: Chapter, names: Sequence[str]) -> list[str]:
-    return [f"{t.name} is missing: write it" for t in chapter.required_tests if t.name not in names]
+    """Required tests not defined: a test counts by its function's name, in a class or not."""
+    defined = {function_name(name) for name in names}
+    required = [test.name for test in chapter.required_tests]
+    return [f"{name} is missing: write it" for name in required if name not in defined]

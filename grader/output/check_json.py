@@ -58,6 +58,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
             "problems": list(student.problems),
             "missing": list(student.missing),
             "tests": list(student.tests),
+            "notes": list(student.notes),
         },
         "mutation": None
         if mutation is None

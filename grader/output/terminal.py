@@ -141,6 +141,8 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     )
     for problem in student.problems:
         console.print(f"[red]✗[/] {escape(problem)}")
+    for note in student.notes:
+        console.print(f"[yellow]note:[/] {escape(note)}")
     for name in student.missing:
         console.print(f"[red]✗[/] missing required test {name}")
 

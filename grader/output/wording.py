@@ -62,15 +62,17 @@ def course_test_outcome(report: CheckReport, name: str) -> str:
 def student_tests_outcome(chapter: Chapter, report: CheckReport) -> str:
     """Whether the student's test file can be trusted, and if not, every reason why."""
     student = report.student_tests
+    notes = [f"Note: {note}" for note in student.notes]
     if student.valid:
-        return (
+        valid = (
             f"{chapter.student_tests} is valid: it passes on the reference and on every "
             "correct variant, and each required test fails on the stub."
         )
+        return "\n".join([valid, *notes])
     lines = [f"{chapter.student_tests} is not valid yet:"]
     lines += [f"- missing required test {name}" for name in student.missing]
     lines += [f"- {problem}" for problem in student.problems]
-    return "\n".join(lines)
+    return "\n".join([*lines, *notes])
 
 
 def grade_phrase(chapter: Chapter, report: CheckReport) -> str:

@@ -44,9 +44,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import hypothesis
+import hypothesis  # noqa: F401  (imported once here, before any fork)
 import pytest
 
+from grader.hypothesis_profile import enforce as enforce_grader_settings
 from grader.sandbox.recorder import OutcomeRecorder
 
 OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
@@ -328,15 +329,7 @@ def _child(folder: Path, test_file: Path, events_fd: int, job: dict[str, Any]) -
         os.setsid()
         _isolate(folder, events_fd, float(job["time_limit"]))
         recorder = OutcomeRecorder(events_fd, reverse=bool(job.get("reverse")))
-        hypothesis.settings.register_profile(
-            "grader",
-            derandomize=True,
-            database=None,
-            deadline=None,
-            print_blob=False,
-            suppress_health_check=list(hypothesis.HealthCheck),
-        )
-        hypothesis.settings.load_profile("grader")
+        enforce_grader_settings()
         random.seed(0)
         quick = ("--assert=plain", "--tb=no") if job.get("outcomes_only") else ()
         pytest.main([str(test_file.relative_to(folder)), *PYTEST_ARGS, *quick], plugins=[recorder])

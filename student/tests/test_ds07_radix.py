@@ -2,14 +2,22 @@
 # the reference and counts how many of them these tests catch (threshold 0.70;
 # the bug "a locked leaf stays on the eviction list", s11, must be caught).
 #
-# Rules (the grader enforces them):
+# Rules (`grader check` explains each one it finds broken, by line):
 # - Reach the tree only through its public interface, via `import radix` /
 #   `from radix import ...`: the grader decides which radix.py that is.
-# - Import only radix, pytest, hypothesis and the standard modules math,
-#   itertools, functools, collections, dataclasses and typing.
-# - Use no attribute or method whose name starts with `_`.
-# - Be deterministic: no wall clock, no unseeded randomness, no test that
-#   depends on another test having run.
+# - Import only radix, pytest, hypothesis (with hypothesis.strategies and
+#   hypothesis.stateful) and the standard modules collections,
+#   collections.abc, copy, dataclasses, enum, functools, itertools, math,
+#   operator, random, re, string, typing and unittest (its TestCase).
+# - Use no attribute or method whose name starts with `_` except on your own
+#   objects (`self._model`, `super().__init__()`); no `open`, `eval`,
+#   `getattr` and the like; no skips, xfails or `pytest.exit`.
+# - Be deterministic: no wall clock, no unseeded randomness (random.Random(SEED)
+#   or hypothesis), no test that depends on another test having run. The grader
+#   runs hypothesis derandomized with no database and no deadline.
+# - Write each required test as a function at the top level or as a method
+#   of a class named Test... (a unittest.TestCase too): both count, and each
+#   must fail on the stub.
 #
 # Workflow: write these first, run `grader tdd red` (every test must fail on the
 # stub), then implement radix.py until `grader check` passes.
