@@ -35,6 +35,7 @@ error: ``overridden_settings`` names them, and the report carries one note.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import string
 import sys
@@ -446,6 +447,31 @@ def _format_fields_are_plain(template: str) -> bool:
     return True
 
 
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _classes_by_name(tree: ast.Module) -> dict[str, ast.ClassDef]:
+    """The file's classes by name, for names that name nothing else (one class, never assigned)."""
+    defined: dict[str, list[ast.ClassDef]] = {}
+    assigned: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            defined.setdefault(node.name, []).append(node)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            assigned.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.alias):
+            assigned.add(
+                getattr(node, "name", "")
+                if not isinstance(node, ast.alias)
+                else (node.asname or node.name)
+            )
+    return {
+        name: classes[0]
+        for name, classes in defined.items()
+        if len(classes) == 1 and name not in assigned
+    }
+
+
 _CODE_NODES = (ast.Call, ast.Attribute, ast.Subscript, ast.Lambda, ast.NamedExpr)
 
 
@@ -462,6 +488,7 @@ class _Rules(ast.NodeVisitor):
         self.last_line = 0
         self.scopes: list[tuple[ast.AST, set[str]]] = [(tree, _bound_here(tree))]
         self.classes: list[ast.ClassDef] = []
+        self.local_classes = _classes_by_name(tree)
         self.in_annotation = 0
         self.in_string_code = 0
 
@@ -578,16 +605,61 @@ class _Rules(ast.NodeVisitor):
             )
 
     def _own_private(self, attr: str, value: ast.expr | None) -> bool:
-        """``super().__init__`` and ``self._x`` in a class of the student's own."""
+        """``super().__init__()``, and ``self._x`` in a method of a class of the student's own.
+
+        ``self`` must be the first parameter of a method defined right in the
+        class body, never assigned to; and neither the class nor any class it
+        inherits from, however indirectly, may come from the module under test.
+        """
         if attr == "__init__" and isinstance(value, ast.Call):
-            return isinstance(value.func, ast.Name) and value.func.id == "super"
+            func = value.func
+            return isinstance(func, ast.Name) and func.id == "super" and not value.args
         if attr.startswith("__") or not (isinstance(value, ast.Name) and value.id == "self"):
             return False
-        if not self.classes:
+        method = self._innermost_function()
+        if method is None or not self.classes or self.parents.get(method) is not self.classes[-1]:
             return False
-        bases = self.classes[-1].bases
-        inherited = [self._resolve(base) or "" for base in bases]
-        return not any(name.startswith(f"{self.module}.") for name in inherited)
+        first = (method.args.posonlyargs + method.args.args)[:1]
+        reassigned = any(
+            isinstance(n, ast.Name) and n.id == "self" and not isinstance(n.ctx, ast.Load)
+            for n in ast.walk(method)
+        )
+        return (
+            [a.arg for a in first] == ["self"]
+            and not reassigned
+            and self._own_class(self.classes[-1], ())
+        )
+
+    def _innermost_function(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function whose body is being read (comprehensions aside), if it is a ``def``."""
+        for scope, _ in reversed(self.scopes):
+            if isinstance(scope, _COMPREHENSIONS):
+                continue
+            if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+                return scope
+            return None
+        return None
+
+    def _own_class(self, cls: ast.ClassDef, seen: tuple[ast.ClassDef, ...]) -> bool:
+        """True when no base of ``cls``, followed through the file's own classes, is taken
+        from the module under test or from anything the check cannot name."""
+        for base in cls.bases:
+            if isinstance(base, ast.Subscript):  # Generic[T], a generic base
+                base = base.value
+            target = self._resolve(base)
+            if target is not None:
+                if target == self.module or target.startswith(f"{self.module}."):
+                    return False
+                continue
+            if not isinstance(base, ast.Name):
+                return False
+            local = self.local_classes.get(base.id)
+            if local is not None:
+                if local in seen or not self._own_class(local, (*seen, local)):
+                    return False
+            elif not (base.id in _BUILTIN_NAMES and self._is_builtin(base.id)):
+                return False
+        return True
 
     def _plain_format(self, node: ast.AST, value: ast.expr | None) -> bool:
         """``"{} and {name}".format(...)``: a literal template whose fields read no attribute."""

@@ -252,6 +252,32 @@ REFUSED = {
         "        return self._values\n",
         "t line 4: attribute '_values' is private",
     ),
+    "self._x in a class that inherits the tree through a class of the file": (
+        "from radix import RadixTree\nclass A(RadixTree):\n    pass\nclass B(A):\n"
+        "    def f(self):\n        return self._values\n",
+        "t line 6: attribute '_values' is private",
+    ),
+    "self._x in a class whose base the check cannot name": (
+        "class B(type(1)):\n    def f(self):\n        return self._values\n",
+        "t line 3: attribute '_values' is private",
+    ),
+    "self rebound to another object": (
+        "class B:\n    def f(self, tree):\n        self = tree\n        return self._values\n",
+        "t line 4: attribute '_values' is private",
+    ),
+    "self as a lambda's parameter": (
+        "class B:\n    leak = staticmethod(lambda self: self._values)\n",
+        "t line 2: attribute '_values' is private",
+    ),
+    "self in a function nested in a method": (
+        "class B:\n    def f(self):\n        def g(self):\n            return self._values\n"
+        "        return g\n",
+        "t line 4: attribute '_values' is private",
+    ),
+    "super() with arguments": (
+        "class B:\n    def f(self, tree):\n        super(B, tree).__init__()\n",
+        "t line 3: attribute '__init__' is private",
+    ),
     "a private attribute of another object": (
         "def f(tree):\n    return tree._values\n",
         "t line 2: attribute '_values' is private",
