@@ -286,8 +286,8 @@ def find_copies(
 ) -> Similarity:
     """Compare every file of one kind with every other (the kit's files not with each other).
 
-    ``model_answer_killed_by`` is asked only when a test file comes near the model answer
-    (a text score at the floor or above): the model answer's behaviour costs a mutant run.
+    ``model_answer_killed_by`` (the model answer's kills, which cost a mutant run) is asked
+    only when a test file comes near the model answer (a text score at the floor or above).
     """
     given = boilerplate_hashes(boilerplate, settings)
     entries = [
