@@ -128,6 +128,12 @@ class Chapter:
     staff_only: tuple[str, ...] = ()
     """Kit files (paths from the kit's root, ``*`` globs) the student edition leaves out."""
     gradescope: GradescopeVisibility = GradescopeVisibility()
+    members: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per class of the interface, the members a test may use (the stand-in forwards them)."""
+    exceptions: tuple[str, ...] = ()
+    """The built-in exceptions of the contract, which tests see as themselves."""
+    course_tests_also_call: tuple[str, ...] = ()
+    """Private members the course tests (never a student's) may call."""
 
     def mutant(self, mutant_id: str) -> Mutant:
         for mutant in self.mutants:
@@ -194,6 +200,12 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         staff_only=tuple(str(p) for p in data.get("release", {}).get("staff_only", [])),
         similarity=SimilaritySettings(**data["similarity"]) if "similarity" in data else None,
         gradescope=_gradescope_from(data.get("gradescope", {})),
+        members=tuple(
+            (str(cls), tuple(str(m) for m in members))
+            for cls, members in head.get("members", {}).items()
+        ),
+        exceptions=tuple(str(name) for name in head.get("exceptions", [])),
+        course_tests_also_call=tuple(str(m) for m in head.get("course_tests_also_call", [])),
     )
     ids = [m.id for m in chapter.mutants]
     if len(set(ids)) != len(ids) or (not set(chapter.required) <= set(ids) and ids):

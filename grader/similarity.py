@@ -32,8 +32,7 @@ import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from grader.catalog import SimilaritySettings as Settings
 
@@ -56,7 +55,8 @@ _DROPPED = frozenset(
 )
 
 
-class Token(NamedTuple):
+@dataclass(frozen=True)
+class Token:
     text: str
     start: int
     end: int
@@ -69,15 +69,16 @@ def tokens(text: str) -> list[Token]:
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
-    starts.append(starts[-1])  # the end marker's row, one past the last line
+
+    def offset(row: int, column: int) -> int:
+        return starts[min(row - 1, len(starts) - 1)] + column
+
     found: list[Token] = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type in _DROPPED:
                 continue
-            (row, column), (end_row, end_column) = token.start, token.end
-            start, end = starts[row - 1] + column, starts[end_row - 1] + end_column
-            found.append(Token(_normalised(token), start, end))
+            found.append(Token(_normalised(token), offset(*token.start), offset(*token.end)))
     except (tokenize.TokenError, SyntaxError, ValueError):
         pass
     return found
@@ -132,7 +133,7 @@ class Fingerprint:
     text: str
     spans: Mapping[int, tuple[tuple[int, int], ...]]
 
-    @cached_property
+    @property
     def hashes(self) -> frozenset[int]:
         return frozenset(self.spans)
 
@@ -285,17 +286,15 @@ def find_copies(
 ) -> Similarity:
     """Compare every file of one kind with every other (the kit's files not with each other).
 
-    ``model_answer_killed_by`` (the model answer's kills, which cost a mutant run) is asked
-    only when a test file comes near the model answer (a text score at the floor or above).
+    ``model_answer_killed_by`` is asked only when a test file comes near the model answer
+    (a text score at the floor or above): the model answer's behaviour costs a mutant run.
     """
     given = boilerplate_hashes(boilerplate, settings)
-    seen: dict[str, Fingerprint] = {}  # many students hand in the same file (the stub, often)
     entries = [
         Entry(
             file.owner,
             file.kind,
-            seen.get(file.text)
-            or seen.setdefault(file.text, fingerprint(file.text, settings, given)),
+            fingerprint(file.text, settings, given),
             None if file.killed_by is None else behaviour(file.killed_by, wheats),
         )
         for file in files

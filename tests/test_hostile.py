@@ -51,7 +51,7 @@ from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
 from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
 from grader.patching import mutant_sources
 from grader.sandbox.pool import OTHER_HASH_SEED, Job, RunResult, WorkerPool
-from grader.sandbox.zygote import EPOCH, MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
+from grader.sandbox.zygote import MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
 from grader.static_check import check_test_source
 
 KIT = Path(__file__).resolve().parents[1]
@@ -81,7 +81,7 @@ def fast_chapter(
     tree.body = [
         node
         for node in tree.body
-        if not isinstance(node, ast.ClassDef)
+        if not (isinstance(node, ast.ClassDef) and node.name != "TreeView")
         and (
             not (isinstance(node, ast.FunctionDef) and node.name.startswith("test_"))
             or node.name in FAST_COURSE_TESTS
@@ -321,9 +321,8 @@ PROBE = """
         with open("/proc/self/cmdline", "rb") as cmdline, open("/proc/self/comm") as comm:
             process = [rel(cmdline.read()), comm.read()]
         seen = {
-            "module": [radix.__name__, rel(radix.__file__), rel(radix.__spec__.origin)],
+            "module": [radix.__name__, getattr(radix, "__file__", None), radix.__spec__.origin],
             "loader": type(radix.__loader__).__name__,
-            "stat": [os.stat(radix.__file__).st_mtime, oct(os.stat(radix.__file__).st_mode)],
             "cwd": [rel(folder), sorted(os.listdir(".")), sorted(os.listdir("tests"))],
             "environ": {key: rel(value) for key, value in os.environ.items()},
             "argv": [sys.argv, sys.orig_argv],
@@ -351,8 +350,7 @@ def test_every_implementation_is_presented_alike(pool: WorkerPool, tmp_path: Pat
     on_reference = observe(pool, REFERENCE, tmp_path / "reference.json")
     on_mutant = observe(pool, MUTANT_S11, tmp_path / "mutant.json")
     assert on_reference == on_mutant
-    assert on_reference["module"] == ["radix", "<run>/radix.py", "<run>/radix.py"]
-    assert on_reference["stat"][0] == EPOCH
+    assert on_reference["module"] == ["radix", None, None]  # no file: its code is elsewhere
     assert on_reference["argv"] == [["pytest"], ["python", "-m", "pytest"]]
     assert on_reference["home_tmp"] == ["<run>/home", "<run>/tmp"]
     assert on_reference["kit_importable"] == [False, False, False]

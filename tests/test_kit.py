@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import Chapter, Mutant, Wheat, load_chapter
-from grader.commands.check import course_tests_job
+from grader.commands.check import course_tests_job, student_tests_job
 from grader.patching import apply_patch, mutant_sources
-from grader.sandbox.pool import Job, RunResult, WorkerPool
+from grader.sandbox.pool import RunResult, WorkerPool
 
 pytestmark = pytest.mark.kit
 
@@ -42,7 +42,7 @@ def course_run(pool: WorkerPool, implementation: str) -> RunResult:
 
 def model_answer_run(pool: WorkerPool, implementation: str) -> RunResult:
     tests = CHAPTER.model_tests
-    return pool.run(Job(implementation, tests.name, tests.read_text(), 60, CHAPTER.module))
+    return pool.run(student_tests_job(CHAPTER, tests.read_text(), implementation, 60))
 
 
 def reference_source(chapter: Chapter = CHAPTER) -> str:

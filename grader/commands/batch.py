@@ -16,7 +16,7 @@ import dataclasses
 import io
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,41 +171,26 @@ def grade_batch(
     rows: dict[str, BatchRow] = {}
     reports: dict[str, CheckReport | None] = {}
     similarity, similarity_seconds = None, 0.0
-    with (
-        WorkerPool() as pool,
-        ThreadPoolExecutor(max(1, jobs)) as threads,
-        ThreadPoolExecutor(1) as beside,
-    ):
+    with WorkerPool() as pool, ThreadPoolExecutor(max(1, jobs)) as threads:
         futures = {
             threads.submit(_grade_one, chapter, folder, name, out, limits, pool): name
             for folder, name in zip(folders, names, strict=True)
         }
-        # The model answer's kills, for the behaviour scores: its runs fill the pool's gaps.
-        model_run = beside.submit(_model_answer_kills, chapter, limits, pool)
-
-        def record(future: Future[tuple[BatchRow, CheckReport | None]]) -> None:
-            row, reports[futures[future]] = future.result()
-            rows[futures[future]] = row
-            merged[_text(row.student)] = row_cells(row)
-            write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
-
         try:
             for done, future in enumerate(as_completed(futures), start=1):
-                record(future)
+                row, reports[futures[future]] = future.result()
+                rows[futures[future]] = row
+                merged[_text(row.student)] = row_cells(row)
+                write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
                 if progress is not None:
                     progress(futures[future], done, len(futures))
             if chapter.similarity is not None:
                 compared = time.monotonic()
-                similarity = _find_copies(chapter, folders, names, reports, model_run.result)
+                similarity = _find_copies(chapter, folders, names, reports, limits, pool)
                 similarity_seconds = round(time.monotonic() - compared, 3)
         except BaseException:  # Ctrl-C: stop the workers so the running checks end at once
             threads.shutdown(wait=False, cancel_futures=True)
-            beside.shutdown(wait=False, cancel_futures=True)
             pool.close()
-            for future, name in futures.items():  # keep every row finished, whatever the order
-                finished = future.done() and not future.cancelled()
-                if name not in rows and finished and future.exception() is None:
-                    record(future)
             raise
     ordered = tuple(rows[name] for name in names)
     if similarity is not None:
@@ -248,7 +233,8 @@ def _find_copies(
     folders: Sequence[Path],
     names: Sequence[str],
     reports: Mapping[str, CheckReport | None],
-    model_answer_kills: Callable[[], Mapping[str, Sequence[str]] | None],
+    limits: Limits,
+    pool: WorkerPool,
 ) -> Similarity:
     """Every student's files against each other's and the kit's (``grader.similarity``)."""
     assert chapter.similarity is not None
@@ -269,23 +255,18 @@ def _find_copies(
     model_answer = chapter.model_tests.read_text(encoding="utf-8")
     files.append(ClassFile(REFERENCE, "implementation", chapter.reference.read_text("utf-8")))
     files.append(ClassFile(MODEL_ANSWER, "tests", model_answer))
+
+    def model_answer_killed_by() -> dict[str, tuple[str, ...]]:
+        with ThreadPoolExecutor(pool.workers + 1) as threads:
+            mutation = run_mutants(
+                chapter, model_answer, mutant_sources(chapter), limits.student_tests, pool, threads
+            )
+        return {m.id: m.killed_by for m in mutation.mutants}
+
     given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
-    return find_copies(files, given, len(chapter.wheats), chapter.similarity, model_answer_kills)
-
-
-def _model_answer_kills(
-    chapter: Chapter, limits: Limits, pool: WorkerPool
-) -> dict[str, tuple[str, ...]] | None:
-    """Each planted mutant's killers among the model answer's tests (``None``: no catalog
-    table asks for copies, so nothing is run)."""
-    if chapter.similarity is None:
-        return None
-    model_answer = chapter.model_tests.read_text(encoding="utf-8")
-    with ThreadPoolExecutor(pool.workers + 1) as threads:
-        mutation = run_mutants(
-            chapter, model_answer, mutant_sources(chapter), limits.student_tests, pool, threads
-        )
-    return {m.id: m.killed_by for m in mutation.mutants}
+    return find_copies(
+        files, given, len(chapter.wheats), chapter.similarity, model_answer_killed_by
+    )
 
 
 def read_gradebook(path: Path) -> dict[str, list[str]]:

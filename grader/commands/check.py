@@ -29,6 +29,7 @@ from grader.patching import apply_patch, mutant_sources
 from grader.sandbox.pool import (
     FIXED_HASH_SEED,
     OTHER_HASH_SEED,
+    Interface,
     Job,
     RunResult,
     TestStatus,
@@ -240,7 +241,20 @@ def course_tests_job(chapter: Chapter, implementation: str, time_limit: float) -
     """The run of the course tests against ``implementation``."""
     test_file = chapter.course_test_file
     source = test_file.read_text(encoding="utf-8")
-    return Job(implementation, test_file.name, source, time_limit, chapter.module)
+    interface = chapter_interface(chapter, course_tests=True)
+    return Job(
+        implementation, test_file.name, source, time_limit, chapter.module, interface=interface
+    )
+
+
+def chapter_interface(chapter: Chapter, course_tests: bool = False) -> Interface:
+    """What the tests reach of the chapter's module; the course tests reach a little more."""
+    return Interface(
+        names=tuple(sorted(chapter.interface)),
+        members=chapter.members,
+        exceptions=chapter.exceptions,
+        private=chapter.course_tests_also_call if course_tests else (),
+    )
 
 
 def student_tests_job(
@@ -251,9 +265,12 @@ def student_tests_job(
     *,
     reverse: bool = False,
     hash_seed: int = FIXED_HASH_SEED,
-    outcomes_only: bool = False,
 ) -> Job:
-    """The run of the student's test file (its text, ``tests``) against ``implementation``."""
+    """The run of the student's test file (its text, ``tests``) against ``implementation``.
+
+    Every run of it, whatever the implementation, is this same job but for
+    the implementation's source: the same options, files and environment.
+    """
     name = Path(chapter.student_tests).name
     return Job(
         implementation,
@@ -263,7 +280,7 @@ def student_tests_job(
         chapter.module,
         reverse=reverse,
         hash_seed=hash_seed,
-        outcomes_only=outcomes_only,
+        interface=chapter_interface(chapter),
     )
 
 
@@ -407,7 +424,6 @@ def _validate(
         implementation: str,
         reverse: bool = False,
         seed: int = FIXED_HASH_SEED,
-        outcomes_only: bool = False,
     ) -> Future[RunResult]:
         run = student_tests_job(
             chapter,
@@ -416,7 +432,6 @@ def _validate(
             limits.student_tests,
             reverse=reverse,
             hash_seed=seed,
-            outcomes_only=outcomes_only,
         )
         return threads.submit(pool.run, run)
 
@@ -424,7 +439,7 @@ def _validate(
     first = job(reference)
     again = job(reference, reverse=True, seed=OTHER_HASH_SEED)
     wheats = {w.id: job(apply_patch(reference, w.patch)) for w in chapter.wheats}
-    stub = job(chapter.stub.read_text(encoding="utf-8"), outcomes_only=True)
+    stub = job(chapter.stub.read_text(encoding="utf-8"))
 
     problems: list[str] = []
     on_reference = first.result()
@@ -522,7 +537,7 @@ def run_mutants(
     futures = {
         mutant.id: threads.submit(
             pool.run,
-            student_tests_job(chapter, tests, sources[mutant.id], limit, outcomes_only=True),
+            student_tests_job(chapter, tests, sources[mutant.id], limit),
         )
         for mutant in chapter.mutants
     }

@@ -10,18 +10,20 @@ the verdict on a run never rests on what the child's exit status claims.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import queue
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, Any, Literal, get_args
@@ -95,9 +97,44 @@ class Job:
     """The name the tests import ``implementation`` under (the chapter's ``module``)."""
     reverse: bool = False
     hash_seed: int = FIXED_HASH_SEED
-    outcomes_only: bool = False
-    """Only each test's pass or fail is wanted (mutant runs): pytest skips rewriting asserts
-    and formatting failures, which is most of a short run's cost."""
+    interface: Interface | None = None
+    """What the tests may reach of the module; ``None``: every public name and member."""
+
+
+@dataclass(frozen=True)
+class Interface:
+    """What a test reaches of the module under test, which runs in a process of its own.
+
+    ``names`` are the module's public names; ``members`` the members of each
+    of its classes a test may use; ``exceptions`` the built-in exceptions
+    (and their built-in subclasses) a test sees as themselves, all others
+    arriving as ``ImplementationError``; ``private`` the members beyond those
+    the course tests (never a student's) may call, such as the
+    implementation's own invariant check.
+    """
+
+    names: tuple[str, ...]
+    members: tuple[tuple[str, tuple[str, ...]], ...]
+    exceptions: tuple[str, ...]
+    private: tuple[str, ...] = ()
+
+    def contract(self) -> dict[str, Any]:
+        """The interface as the zygote reads it."""
+        return {
+            "names": list(self.names),
+            "members": {cls: list(members) for cls, members in self.members},
+            "exceptions": list(self.exceptions),
+            "private": list(self.private),
+        }
+
+
+ANY_INTERFACE: dict[str, Any] = {
+    "names": None,
+    "members": None,
+    "exceptions": ["BaseException"],
+    "private": [],
+}
+"""A job without an interface: every public name and member, every exception as itself."""
 
 
 def status_phrase(status: TestStatus) -> str:
@@ -261,10 +298,12 @@ class _Zygote:
     cannot stop the grading of the others.
     """
 
-    def __init__(self, scratch: Path, hash_seed: int) -> None:
+    def __init__(self, scratch: Path, hash_seed: int, cpu: int | None) -> None:
         self.scratch = scratch
         self.hash_seed = hash_seed
+        self.cpu = cpu
         self.child_pid: int | None = None
+        self.control: socket.socket | None = None
         self.process = self._start()
 
     def _start(self) -> subprocess.Popen[str]:
@@ -275,23 +314,34 @@ class _Zygote:
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "LANG": "C.UTF-8",
         }
-        return subprocess.Popen(
-            [sys.executable, "-s", "-P", "-m", "grader.sandbox.zygote", str(self.scratch)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            cwd=self.scratch,
-            start_new_session=True,
-            text=True,
-        )
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        if self.control is not None:
+            self.control.close()
+        self.control = ours
+        with theirs:
+            return subprocess.Popen(
+                [sys.executable, "-s", "-P", "-m", "grader.sandbox.zygote", str(self.scratch)],
+                stdin=theirs.fileno(),
+                stdout=subprocess.PIPE,
+                env=env,
+                cwd=self.scratch,
+                start_new_session=True,
+                text=True,
+            )
 
     def run(self, job: Job, closed: threading.Event) -> RunResult:
         """Run ``job``; a worker that dies under it gives a crashed run, or stops the grading."""
-        stdin, stdout = self._pipes()
-        message = {k: v for k, v in asdict(job).items() if k != "hash_seed"}  # seed: the worker's
+        stdout = self._pipes()
+        message = {
+            "test_name": job.test_name,
+            "time_limit": job.time_limit,
+            "module": job.module,
+            "reverse": job.reverse,
+            "contract": job.interface.contract() if job.interface else ANY_INTERFACE,
+            "cpu": self.cpu,
+        }
         try:
-            stdin.write(json.dumps(message) + "\n")
-            stdin.flush()
+            self._send_job(message, job.implementation, job.test_source)
             self.child_pid = int(json.loads(_read_line(stdout))["pid"])
             record = json.loads(_read_line(stdout))
         except (OSError, ValueError, EOFError) as error:
@@ -322,15 +372,26 @@ class _Zygote:
             0.0,
         )
 
-    def _pipes(self) -> tuple[IO[str], IO[str]]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        return self.process.stdin, self.process.stdout
+    def _send_job(self, message: dict[str, Any], implementation: str, tests: str) -> None:
+        """Send the job with its two sources as sealed in-memory files the worker never reads."""
+        assert self.control is not None
+        sources = [_memory_file(implementation), _memory_file(tests)]
+        try:
+            socket.send_fds(self.control, [json.dumps(message).encode()], sources)
+        finally:
+            for fd in sources:
+                os.close(fd)
+
+    def _pipes(self) -> IO[str]:
+        assert self.process.stdout is not None
+        return self.process.stdout
 
     def close_input(self) -> None:
         """Tell the worker to stop: it kills its run, removes the run's folder and exits."""
-        if self.process.stdin is not None:
+        if self.control is not None:
             with contextlib.suppress(OSError, ValueError):
-                self.process.stdin.close()
+                self.control.shutdown(socket.SHUT_RDWR)
+            self.control.close()
 
     def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
         """Stop the worker, cleanly if it answers within ``grace`` seconds, else by force."""
@@ -348,6 +409,17 @@ class _Zygote:
             # RuntimeError: closed from a Ctrl-C handler while this thread reads it.
             with contextlib.suppress(OSError, ValueError, RuntimeError):
                 self.process.stdout.close()
+
+
+def _memory_file(text: str) -> int:
+    """A read-only descriptor of a file in memory holding ``text``, at its start."""
+    fd = os.memfd_create("source", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    data = memoryview(text.encode("utf-8", "surrogateescape"))
+    while data:
+        data = data[os.write(fd, data) :]
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _read_line(stdout: IO[str]) -> str:
@@ -410,8 +482,10 @@ class WorkerPool:
             # Ctrl-C waits until the scratch folder and every worker are known to close().
             with _sigint_deferred(then=self._interrupted if self._in_main else None):
                 self.scratch = Path(tempfile.mkdtemp(prefix="grader-"))
-                for seed in [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]:
-                    zygote = _Zygote(self.scratch, seed)
+                cpus = sorted(os.sched_getaffinity(0))
+                seeds = [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]
+                for index, seed in enumerate(seeds):
+                    zygote = _Zygote(self.scratch, seed, cpus[index % len(cpus)])
                     self._all.append(zygote)
                     self._idle.setdefault(seed, queue.Queue()).put(zygote)
         except BaseException:

@@ -1,0 +1,321 @@
+"""The implementation process: loads the module under test and answers the stand-in's calls.
+
+A run's implementation (the reference, a wheat, the stub, a mutant or a
+student's own) runs here, in a process of its own, and nowhere else: the
+test process imports a stand-in (``grader.sandbox.proxy``) that sends each
+call of the interface over a pipe and gets plain data back
+(``grader.sandbox.wire``). This process never holds the run's outcome pipe,
+so whatever the implementation does, it cannot report a test's outcome; and
+the test process never holds the implementation's code, so no test can read
+it.
+
+The source arrives on a file descriptor after the fork (the warm worker
+this process is forked from never reads any implementation), is compiled
+under the module's plain file name and run as the module. Objects stay
+here; the test process names them by handles. An exception the
+implementation raises goes back as its nearest built-in type and message;
+the stand-in decides which types the tests see as themselves.
+
+``walk`` reads a whole object graph in one request (the course tests read
+the whole tree after every step of their model-based test): it calls only
+public members, plus the private ones the job allows (the course tests'
+own invariant check), exactly as the test would one call at a time.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import inspect
+import os
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from grader.sandbox import wire
+
+WALK_LIMIT = 100_000
+"""The most nodes ``walk`` visits: more is a cycle or a runaway tree."""
+SOURCE_LIMIT_BYTES = 16 * 1024 * 1024
+ANY_SPECIAL = ("__len__",)
+"""The special methods a class offers beyond its public members when no interface is given."""
+
+
+class CallbackFailed(Exception):
+    """A callback the test passed (``on_evict``) raised in the test process."""
+
+
+class Contract:
+    """What the tests may reach: the module's public names and each class's members."""
+
+    def __init__(
+        self, module: str, members: dict[str, list[str]] | None, private: list[str]
+    ) -> None:
+        self.module = module
+        self.members = members
+        self.private = private
+
+
+def read_source(fd: int) -> bytes:
+    """All of the source the worker's parent passed on ``fd``, which is then closed."""
+    parts = []
+    size = 0
+    while chunk := os.read(fd, 1 << 16):
+        parts.append(chunk)
+        size += len(chunk)
+        if size > SOURCE_LIMIT_BYTES:
+            break
+    os.close(fd)
+    return b"".join(parts)
+
+
+def load(source: bytes, name: str) -> types.ModuleType:
+    """Run ``source`` as the module ``name``, as an import would (BOM and coding line honoured)."""
+    module = types.ModuleType(name)
+    module.__file__ = f"{name}.py"
+    sys.modules[name] = module
+    code = compile(source, f"{name}.py", "exec", dont_inherit=True)
+    exec(code, module.__dict__)
+    return module
+
+
+def describe(
+    module: types.ModuleType, names: list[str] | None, contract: Contract
+) -> dict[str, Any]:
+    """What the stand-in module must offer: per public name a class, a value or a type.
+
+    Without ``names`` (and ``members``), every public name and member counts.
+    """
+    if names is None:
+        names = [name for name in vars(module) if not name.startswith("_")]
+    if contract.members is None:
+        contract.members = {
+            name: [m for m in dir(value) if not m.startswith("_") or m in ANY_SPECIAL]
+            for name in names
+            if isinstance(value := getattr(module, name, None), type)
+            and value.__module__ == module.__name__
+        }
+    found: dict[str, Any] = {}
+    for name in names:
+        if not hasattr(module, name):
+            continue
+        value = getattr(module, name)
+        if isinstance(value, type) and name in contract.members:
+            reachable = [*contract.members[name], *contract.private]
+            found[name] = ["class", _member_kinds(value, reachable)]
+        elif isinstance(value, type) and value.__module__ == "builtins":
+            found[name] = ["type", value.__name__]
+        elif isinstance(getattr(value, "__supertype__", None), type):  # typing.NewType
+            found[name] = ["type", value.__supertype__.__name__]
+        else:
+            try:
+                wire.check_plain(value)
+            except wire.NotPlainData:
+                found[name] = ["opaque", type(value).__name__]
+            else:
+                found[name] = ["value", value]
+    return found
+
+
+def _member_kinds(cls: type, members: list[str]) -> list[list[str]]:
+    kinds = []
+    for member in members:
+        try:
+            attribute = inspect.getattr_static(cls, member)
+        except AttributeError:
+            continue
+        kinds.append([member, "method" if callable(attribute) else "attribute"])
+    return kinds
+
+
+def exception_record(error: BaseException) -> list[Any]:
+    """``error`` as plain data: its nearest built-in type, its arguments if plain, its text."""
+    base = next(c for c in type(error).__mro__ if getattr(builtins, c.__name__, None) is c)
+    arguments: Any = list(error.args)
+    try:
+        wire.check_plain(arguments)
+    except wire.NotPlainData:
+        arguments = None
+    if isinstance(error, SyntaxError):
+        arguments = [error.msg, [error.filename, error.lineno, error.offset, error.text]]
+    try:
+        text = str(error)
+    except Exception:
+        text = "(its message could not be read)"
+    return [base.__name__, arguments, text, type(error).__name__]
+
+
+class Server:
+    """Answers one test process's requests about one loaded module."""
+
+    def __init__(
+        self, module: types.ModuleType, contract: Contract, requests: int, replies: int
+    ) -> None:
+        self.module = module
+        self.contract = contract
+        self.requests = requests
+        self.replies = replies
+        self.objects: dict[int, Any] = {}
+        self.classes: dict[int, str] = {}
+        self.next_handle = 1
+
+    def serve(self) -> None:
+        """Answer requests until the test process goes away."""
+        while True:
+            try:
+                message = wire.receive(self.requests)
+            except wire.WireError:
+                return
+            self.answer(message)
+
+    def answer(self, message: Any) -> None:
+        """Carry out one request and send its reply (``drop`` has none)."""
+        try:
+            kind = message[0]
+            if kind == "drop":
+                for handle in message[1]:
+                    self.objects.pop(handle, None)
+                    self.classes.pop(handle, None)
+                return
+            frame = wire.encode(["ok", self.carry_out(kind, message)])
+        except CallbackFailed as failed:
+            frame = wire.encode(["callback-failed", failed.args[0]])
+        except wire.NotPlainData as error:
+            frame = wire.encode(["not-plain", str(error)])
+        except BaseException as error:
+            frame = wire.encode(["raise", *exception_record(error)])
+        wire.send_frame(self.replies, frame)
+
+    def carry_out(self, kind: str, message: list[Any]) -> Any:
+        if kind == "new":
+            _, class_name, arguments, keywords, callbacks = message
+            if class_name not in (self.contract.members or {}):
+                raise wire.WireError(f"no class {class_name}")
+            cls = getattr(self.module, class_name)
+            args, kwargs = self.arguments(arguments, keywords, callbacks)
+            return self.keep(cls(*args, **kwargs), class_name)
+        if kind == "call":
+            _, handle, member, arguments, keywords, callbacks = message
+            args, kwargs = self.arguments(arguments, keywords, callbacks)
+            return self.member(handle, member)(*args, **kwargs)
+        if kind == "get":
+            _, handle, member = message
+            return self.member(handle, member)
+        if kind == "copy":
+            _, handle, deep = message
+            original = self.objects[handle]
+            duplicate = copy.deepcopy(original) if deep else copy.copy(original)
+            return self.keep(duplicate, self.classes[handle])
+        if kind == "walk":
+            _, handle, start, via, each, once, check = message
+            obj = self.objects[handle]
+            for name in (*each, *once):
+                self.allowed(handle, name)
+            if check is not None:
+                self.allowed(handle, check)
+            return walk(obj, start, via, each, once, check)
+        raise wire.WireError(f"unknown request {kind!r}")
+
+    def keep(self, obj: Any, class_name: str) -> int:
+        handle = self.next_handle
+        self.next_handle += 1
+        self.objects[handle] = obj
+        self.classes[handle] = class_name
+        return handle
+
+    def allowed(self, handle: int, member: str) -> None:
+        class_name = self.classes[handle]
+        members = self.contract.members or {}
+        if member not in members.get(class_name, ()) and member not in self.contract.private:
+            raise AttributeError(f"{class_name} has no member {member!r} the tests may use")
+
+    def member(self, handle: int, member: str) -> Any:
+        self.allowed(handle, member)
+        return getattr(self.objects[handle], member)
+
+    def arguments(
+        self, arguments: list[Any], keywords: list[list[Any]], callbacks: list[Any]
+    ) -> tuple[list[Any], dict[str, Any]]:
+        args = list(arguments)
+        kwargs = {str(key): value for key, value in keywords}
+        for place in callbacks:
+            stand_in = self.callback(place)
+            if isinstance(place, int):
+                args[place] = stand_in
+            else:
+                kwargs[place] = stand_in
+        return args, kwargs
+
+    def callback(self, place: int | str) -> Callable[..., Any]:
+        """A function that calls the test's own callback in the test process and waits."""
+
+        def call_back(*args: Any) -> Any:
+            wire.send(self.replies, ["callback", place, list(args)])
+            while True:
+                message = wire.receive(self.requests)
+                if message[0] == "returned":
+                    return message[1]
+                if message[0] == "raised":
+                    raise CallbackFailed(message[1])
+                self.answer(message)  # the callback called back into the tree
+
+        return call_back
+
+
+def walk(
+    obj: Any,
+    start: Any,
+    via: str,
+    each: list[str],
+    once: list[str],
+    check: str | None,
+) -> list[Any]:
+    """Everything ``each`` shows of every node reachable from ``start`` by ``via``, and ``once``.
+
+    Runs ``check`` first if ``obj`` has it. The result is ``[once values,
+    [[node, each values], ...]]``, nodes in the order a depth-first walk
+    (last child first) meets them.
+    """
+    if check is not None:
+        own_check = getattr(obj, check, None)
+        if callable(own_check):
+            own_check()
+    whole = [_read(obj, name) for name in once]
+    nodes: list[Any] = []
+    seen: set[Any] = set()
+    todo = [start]
+    while todo:
+        node = todo.pop()
+        if node in seen or len(seen) >= WALK_LIMIT:
+            raise RuntimeError(f"{via}() reaches node {node!r} twice: the graph has a cycle")
+        seen.add(node)
+        row = [getattr(obj, name)(node) for name in each]
+        nodes.append([node, row])
+        todo.extend(row[each.index(via)])
+    return [whole, nodes]
+
+
+def _read(obj: Any, name: str) -> Any:
+    value = getattr(obj, name)
+    return value() if callable(value) else value
+
+
+def run(
+    source_fd: int, requests: int, replies: int, contract: Contract, names: list[str] | None
+) -> None:
+    """The implementation process's whole life: load the module, say what it offers, serve."""
+    source = read_source(source_fd)
+    try:
+        wire.receive(requests)  # nothing of the module runs before the tests are collected
+    except wire.WireError:
+        return
+    try:
+        module = load(source, contract.module)
+        offered = describe(module, names, contract)
+    except BaseException as error:
+        wire.send(replies, ["import-failed", *exception_record(error)])
+        return
+    del source
+    wire.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
+    Server(module, contract, requests, replies).serve()

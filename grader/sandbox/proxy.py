@@ -1,0 +1,298 @@
+"""The stand-in module a test imports: every call goes to the implementation's own process.
+
+``install`` puts a finder on ``sys.meta_path`` for the chapter's module
+name. ``import radix`` (say) then waits for the implementation process to
+say what the real module offers (``grader.sandbox.implementation``) and
+builds a module with the same public names: each class of the interface
+becomes a stand-in class whose instances are handles and whose members,
+those the catalog lists, forward each call over the pipe; a plain value
+(``ROOT``) is copied; a built-in type (``NodeId = int``) is the type itself.
+Every stand-in class is ``Generic``, so ``RadixTree[int]`` works whether or
+not the real one is.
+
+The implementation's code never enters this process: its source, bytecode,
+loader and file are not here to be read, and what comes back is plain data
+(``grader.sandbox.wire``), so an object whose ``__eq__`` always says yes
+cannot cross. Errors come back by their nearest built-in type: the
+contract's exceptions (and built-in subclasses of them, such as the stub's
+``NotImplementedError``) as themselves with their arguments, everything
+else as ``ImplementationError`` naming the type and message. A function
+passed as an argument (``on_evict``) stays here and is called back, in
+order, while the call runs; it may call the tree again.
+
+``read_whole`` reads a whole object graph in one round trip (see
+``grader.sandbox.implementation.walk``); on a real object it does the same
+walk in this process, so the course tests run unchanged against a real
+module under plain pytest.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+from grader.sandbox import wire
+from grader.sandbox.implementation import walk
+
+T = TypeVar("T")
+
+
+class ImplementationError(Exception):
+    """The implementation raised an error outside its contract, or returned what cannot cross."""
+
+
+class _Connection:
+    """The test process's end of the pipes to the implementation process."""
+
+    def __init__(self, requests: int, replies: int, module: str, passed: tuple[str, ...]) -> None:
+        self.requests = requests
+        self.replies = replies
+        self.module = module
+        self.passed = tuple(getattr(builtins, name) for name in passed)
+        self.dropped: list[int] = []
+        self.gone: str | None = None
+        self.callback_errors: dict[int, BaseException] = {}
+        self.next_callback_error = 0
+
+    def request(self, message: list[Any], callbacks: dict[int | str, Callable[..., Any]]) -> Any:
+        """Send ``message``, answer callbacks while waiting, and return the result or raise."""
+        if self.gone is not None:
+            raise ImplementationError(self.gone)
+        try:
+            if self.dropped:
+                dropped, self.dropped = self.dropped, []
+                wire.send(self.requests, ["drop", dropped])
+            wire.send(self.requests, message)
+            while True:
+                reply = wire.receive(self.replies)
+                kind = reply[0]
+                if kind == "ok":
+                    return reply[1]
+                if kind == "callback":
+                    self._call_back(callbacks, reply[1], reply[2])
+                    continue
+                raise self._error(reply)
+        except wire.WireError as error:
+            self.gone = f"the {self.module} process stopped answering ({error})"
+            raise ImplementationError(self.gone) from None
+        except OSError as error:
+            self.gone = f"the {self.module} process cannot be reached ({error.strerror})"
+            raise ImplementationError(self.gone) from None
+
+    def _call_back(
+        self, callbacks: dict[int | str, Callable[..., Any]], place: Any, args: list[Any]
+    ) -> None:
+        function = callbacks.get(place)
+        try:
+            if function is None:
+                raise ImplementationError("a callback was asked for that the call did not pass")
+            result = function(*args)
+            wire.encode(result)
+        except BaseException as error:
+            key = self.next_callback_error
+            self.next_callback_error += 1
+            self.callback_errors[key] = error  # raised here again if it ends the call
+            wire.send(self.requests, ["raised", key])
+            return
+        wire.send(self.requests, ["returned", result])
+
+    def _error(self, reply: list[Any]) -> BaseException:
+        kind = reply[0]
+        if kind == "callback-failed":
+            kept = self.callback_errors.pop(reply[1], None) if type(reply[1]) is int else None
+            return kept or ImplementationError("a callback failed")
+        if kind == "not-plain":
+            return ImplementationError(f"{self.module} returned what cannot cross: {reply[1]}")
+        if kind == "raise":
+            return rebuild(reply[1:], self.passed, self.module)
+        return ImplementationError(f"the {self.module} process sent {kind!r}")
+
+
+def rebuild(record: list[Any], passed: tuple[type, ...], module: str) -> BaseException:
+    """The exception to raise here for an implementation's error record."""
+    base_name, arguments, text, own_name = record
+    found = getattr(builtins, str(base_name), None)
+    if isinstance(found, type) and issubclass(found, passed) and issubclass(found, BaseException):
+        base: type[BaseException] = found
+        if issubclass(base, SyntaxError) and arguments:
+            message, (filename, lineno, offset, line) = arguments
+            return SyntaxError(message, (filename, lineno, offset, line))
+        if arguments is not None:
+            try:
+                return base(*arguments)
+            except Exception:
+                pass
+        return base(text)
+    return ImplementationError(f"{module} raised {own_name}: {text}")
+
+
+_PLAIN = (int, str, bool, float, type(None), tuple, list)
+
+
+def _split_callables(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[Any], list[list[Any]], dict[int | str, Callable[..., Any]]]:
+    callbacks: dict[int | str, Callable[..., Any]] = {}
+    plain_args = list(args)
+    for index, arg in enumerate(args):
+        if callable(arg) and not isinstance(arg, _PLAIN):
+            callbacks[index] = arg
+            plain_args[index] = None
+    keywords = []
+    for key, value in kwargs.items():
+        if callable(value) and not isinstance(value, _PLAIN):
+            callbacks[key] = value
+            value = None
+        keywords.append([key, value])
+    return plain_args, keywords, callbacks
+
+
+class Proxy:
+    """Base of every stand-in class: an instance is a handle on an object in the other process."""
+
+    _grader_connection: _Connection
+    _grader_class: str
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        connection = type(self)._grader_connection
+        plain, keywords, callbacks = _split_callables(args, kwargs)
+        message = ["new", type(self)._grader_class, plain, keywords, list(callbacks)]
+        self._grader_handle = connection.request(message, callbacks)
+
+    def __del__(self) -> None:
+        handle = self.__dict__.get("_grader_handle")
+        if handle is not None:
+            type(self)._grader_connection.dropped.append(handle)
+
+    def __copy__(self) -> Proxy:
+        return self._duplicate(deep=False)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Proxy:
+        return self._duplicate(deep=True)
+
+    def _duplicate(self, deep: bool) -> Proxy:
+        cls = type(self)
+        duplicate = cls.__new__(cls)
+        message = ["copy", self._grader_handle, deep]
+        duplicate._grader_handle = cls._grader_connection.request(message, {})
+        return duplicate
+
+
+def _method(name: str) -> Callable[..., Any]:
+    def forward(self: Proxy, *args: Any, **kwargs: Any) -> Any:
+        plain, keywords, callbacks = _split_callables(args, kwargs)
+        message = ["call", self._grader_handle, name, plain, keywords, list(callbacks)]
+        return type(self)._grader_connection.request(message, callbacks)
+
+    forward.__name__ = forward.__qualname__ = name
+    return forward
+
+
+def _attribute(name: str) -> property:
+    def read(self: Proxy) -> Any:
+        return type(self)._grader_connection.request(["get", self._grader_handle, name], {})
+
+    return property(read)
+
+
+def stand_in_class(
+    connection: _Connection, module: str, name: str, members: Sequence[Sequence[str]]
+) -> type:
+    """A ``Generic`` class named ``name`` whose listed members forward to the real class."""
+    namespace: dict[str, Any] = {"__module__": module, "__qualname__": name}
+    for member, kind in members:
+        namespace[member] = _method(member) if kind == "method" else _attribute(member)
+    namespace["_grader_connection"] = connection
+    namespace["_grader_class"] = name
+    bases = (Proxy, Generic[T])  # type: ignore[index]
+    return types.new_class(name, bases, {}, lambda ns: ns.update(namespace))
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, finder: _Finder) -> None:
+        self.finder = finder
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        for name, value in self.finder.offered().items():
+            setattr(module, name, value)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds the chapter's module name and nothing else; the first import waits for the peer."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self.connection = connection
+        self.names: dict[str, Any] | None = None
+        self.failure: list[Any] | None = None
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None = None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.connection.module:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Loader(self), origin=None)
+
+    def offered(self) -> dict[str, Any]:
+        """The module's names, from the implementation's first message (read once)."""
+        if self.names is None and self.failure is None:
+            try:
+                wire.send(self.connection.requests, ["load"])
+                hello = wire.receive(self.connection.replies)
+            except (wire.WireError, OSError) as error:
+                raise ImportError(f"the {self.connection.module} process ended: {error}") from None
+            if hello[0] == "import-failed":
+                self.failure = hello[1:]
+            else:
+                self.names = self._build(hello[1])
+        if self.failure is not None:
+            raise rebuild(self.failure, (BaseException,), self.connection.module)
+        assert self.names is not None
+        return self.names
+
+    def _build(self, offered: list[list[Any]]) -> dict[str, Any]:
+        names: dict[str, Any] = {}
+        module = self.connection.module
+        for name, kind, detail in offered:
+            if kind == "class":
+                names[name] = stand_in_class(self.connection, module, name, detail)
+            elif kind == "type":
+                names[name] = getattr(builtins, detail)
+            elif kind == "value":
+                names[name] = detail
+        return names
+
+
+def install(requests: int, replies: int, module: str, passed: Sequence[str]) -> None:
+    """Make ``import MODULE`` in this process reach the implementation process on these pipes.
+
+    ``passed`` names the built-in exceptions the tests see as themselves.
+    """
+    connection = _Connection(requests, replies, module, tuple(passed))
+    sys.meta_path.insert(0, _Finder(connection))
+
+
+def read_whole(
+    obj: Any,
+    start: Any,
+    via: str,
+    each: Sequence[str],
+    once: Sequence[str] = (),
+    check: str | None = None,
+) -> list[Any]:
+    """``obj``'s whole graph in one request: see ``grader.sandbox.implementation.walk``."""
+    if isinstance(obj, Proxy):
+        message = ["walk", obj._grader_handle, start, via, list(each), list(once), check]
+        result: list[Any] = type(obj)._grader_connection.request(message, {})
+        return result
+    return walk(obj, start, via, list(each), list(once), check)
