@@ -41,7 +41,7 @@ def planted_alone(chapter: Chapter, workers: int) -> float:
     sources = list(mutant_sources(chapter).values())
 
     def job(source: str) -> Job:  # as check runs a mutant
-        return student_tests_job(chapter, tests, source, 60.0, outcomes_only=True)
+        return student_tests_job(chapter, tests, source, 60.0)
 
     with WorkerPool(workers) as pool, ThreadPoolExecutor(workers + 1) as threads:
         for _ in range(workers):  # the first run of each worker warms it

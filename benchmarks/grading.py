@@ -14,12 +14,29 @@ In one run on the model-answer submission (``reference/``), this measures:
 It prints ``check / floor`` (target at most 3x) and ``naive loop /
 mutation phase`` (target at least 5x). Each figure is the best of
 ``--repeat`` runs, since the machine is shared and noisy.
+
+The implementation runs in a process of its own behind a stand-in module
+(``grader.sandbox.proxy``), so every call of the interface is a round trip.
+This also prints:
+
+- the round trip: microseconds per call between a test process and its
+  implementation process pinned to one CPU, as the grader runs them, next to
+  the calls the model-based course test makes (counted on the reference in
+  process) and the round trips it makes through the stand-in, which reads
+  the whole tree in one request per step;
+- a hypothesis-heavy student file (``fixtures/hypothesis_heavy``: a state
+  machine that reads every node after every step through single calls):
+  its mutation phase from the warm pool against the same 18 runs made the
+  old way, the implementation imported into the test process (one fork of a
+  warm process per mutant, two at a time); target at most 3x.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,15 +45,22 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.catalog import load_chapter
+import pytest
+
+from grader.catalog import Chapter, load_chapter
 from grader.commands.check import check, run_mutants
 from grader.patching import mutant_sources
+from grader.sandbox import implementation, proxy
 from grader.sandbox.pool import WorkerPool
+from grader.sandbox.zygote import PYTEST_ARGS
 
 KIT = Path(__file__).resolve().parent.parent
 SUBMISSION = KIT / "reference"
 CHECK_TARGET = 3.0
 NAIVE_TARGET = 5.0
+HEAVY_TARGET = 3.0
+HEAVY_TESTS = KIT / "benchmarks" / "fixtures" / "hypothesis_heavy" / "tests" / "test_ds07_radix.py"
+ROUND_TRIPS = 20_000
 
 
 def best_of(repeat: int, measure: Callable[[], float]) -> float:
@@ -98,6 +122,180 @@ def mutation_in_check_seconds() -> float:
     return report.timings["mutation"]
 
 
+def in_child(work: Callable[[], float]) -> float:
+    """``work()`` in a forked child (so nothing it imports or installs stays), its figure back."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            figure = work()
+            os.write(write_end, repr(figure).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    text = os.read(read_end, 100)  # now, not at the end of the pipe: a grandchild may hold it
+    os.close(read_end)
+    return float(text)
+
+
+def connected(source: str, chapter: Chapter, private: tuple[str, ...] = ()) -> int:
+    """Start an implementation process for ``source`` beside this one, both pinned to one CPU;
+    ``import radix`` here then reaches it. Returns its pid."""
+    cpu = min(os.sched_getaffinity(0))
+    source_fd = os.memfd_create("source")
+    os.write(source_fd, source.encode())
+    os.lseek(source_fd, 0, os.SEEK_SET)
+    requests, replies = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.sched_setaffinity(0, {cpu})
+        members = {cls: list(names) for cls, names in chapter.members}
+        contract = implementation.Contract(chapter.module, members, list(private))
+        implementation.run(source_fd, requests[0], replies[1], contract, sorted(chapter.interface))
+        os._exit(0)
+    os.sched_setaffinity(0, {cpu})
+    proxy.install(requests[1], replies[0], chapter.module, chapter.exceptions)
+    return pid
+
+
+def round_trip_microseconds() -> float:
+    """One call's cost through the stand-in: ``node_count()`` on a small tree, many times."""
+
+    def measure() -> float:
+        chapter = load_chapter()
+        server = connected(chapter.reference.read_text(encoding="utf-8"), chapter)
+        stand_in = importlib.import_module(chapter.module)
+        tree = stand_in.RadixTree(1)
+        tree.insert([1, 2, 3], [1, 2, 3])
+        started = time.perf_counter()
+        for _ in range(ROUND_TRIPS):
+            tree.node_count()
+        seconds = time.perf_counter() - started
+        os.kill(server, signal.SIGKILL)
+        return seconds / ROUND_TRIPS * 1e6
+
+    return in_child(measure)
+
+
+def bare_pipe_microseconds() -> float:
+    """The floor under a call: 20 bytes there and back between two pinned processes."""
+    there, back = os.pipe(), os.pipe()
+    cpu = min(os.sched_getaffinity(0))
+    pid = os.fork()
+    if pid == 0:
+        os.sched_setaffinity(0, {cpu})
+        while data := os.read(there[0], 64):
+            os.write(back[1], data)
+        os._exit(0)
+    mask = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    started = time.perf_counter()
+    for _ in range(ROUND_TRIPS):
+        os.write(there[1], bytes(20))
+        os.read(back[0], 64)
+    seconds = time.perf_counter() - started
+    os.sched_setaffinity(0, mask)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    for fd in (*there, *back):
+        os.close(fd)
+    return seconds / ROUND_TRIPS * 1e6
+
+
+def model_based_calls() -> tuple[int, int]:
+    """Calls of the interface the model-based course test makes (in process, on the reference),
+    and the round trips it makes through the stand-in."""
+    chapter = load_chapter()
+    arguments = [str(chapter.course_test_file), "-k", "model_based", *QUIET]
+
+    def in_process() -> float:
+        sys.path.insert(0, str(chapter.reference.parent))
+        tree_class = importlib.import_module(chapter.module).RadixTree
+        calls = [0]
+        for name, member in list(vars(tree_class).items()):
+            if callable(member) and (not name.startswith("_") or name in ("__len__", "_check")):
+                setattr(tree_class, name, counted(member, calls))
+        pytest.main(arguments)
+        return calls[0]
+
+    def through_the_stand_in() -> float:
+        server = connected(chapter.reference.read_text(encoding="utf-8"), chapter, ("_check",))
+        trips = [0]
+        proxy._Connection.request = counted(proxy._Connection.request, trips)  # type: ignore[method-assign]
+        pytest.main(arguments)
+        os.kill(server, signal.SIGKILL)
+        return trips[0]
+
+    return int(in_child(in_process)), int(in_child(through_the_stand_in))
+
+
+QUIET = ["-q", "-p", "no:cacheprovider", "--noconftest", "-W", "ignore"]
+
+
+def counted(function: Callable[..., object], tally: list[int]) -> Callable[..., object]:
+    def call(*args: object, **kwargs: object) -> object:
+        tally[0] += 1
+        return function(*args, **kwargs)
+
+    return call
+
+
+def heavy_mutation_seconds() -> float:
+    """The hypothesis-heavy file's mutation phase from the warm pool, as ``check`` runs it."""
+    chapter = load_chapter()
+    tests = HEAVY_TESTS.read_text(encoding="utf-8")
+    sources = mutant_sources(chapter)
+    with WorkerPool(workers=2) as pool, ThreadPoolExecutor(3) as threads:
+        started = time.perf_counter()
+        result = run_mutants(chapter, tests, sources, 120, pool, threads)
+        seconds = time.perf_counter() - started
+    assert result.killed == result.total, "the fixture must kill every mutant"
+    return seconds
+
+
+def heavy_in_process_seconds() -> float:
+    """The same 18 runs the old way: each mutant imported into the process running its tests.
+
+    A warm process (pytest and hypothesis imported) forks a child per mutant,
+    two at a time as the pool runs them; each child puts the mutant on its
+    path and runs pytest in itself with the grader's options.
+    """
+    chapter = load_chapter()
+    sources = list(mutant_sources(chapter).values())
+    import hypothesis  # warm, as the zygote is
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        running: list[int] = []
+        for index, source in enumerate(sources):
+            if len(running) == 2:
+                running.remove(os.wait()[0])
+            folder = Path(scratch, str(index))
+            (folder / "tests").mkdir(parents=True)
+            (folder / "radix.py").write_text(source, encoding="utf-8")
+            (folder / "tests" / HEAVY_TESTS.name).write_text(HEAVY_TESTS.read_text())
+            (folder / "pytest.ini").write_text("[pytest]\n")
+            pid = os.fork()
+            if pid == 0:
+                os.chdir(folder)
+                sys.path.insert(0, str(folder))
+                descriptor = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(descriptor, 1)
+                os.dup2(descriptor, 2)
+                hypothesis.settings.register_profile(
+                    "grader", derandomize=True, database=None, deadline=None, print_blob=False
+                )
+                hypothesis.settings.load_profile("grader")
+                pytest.main([f"tests/{HEAVY_TESTS.name}", *PYTEST_ARGS])
+                os._exit(0)
+            running.append(pid)
+        for pid in running:
+            os.waitpid(pid, 0)
+    return time.perf_counter() - started
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
@@ -105,7 +303,40 @@ def verdict(ok: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the best counts")
+    parser.add_argument(
+        "--only", choices=("check", "calls", "heavy"), help="one group of figures alone"
+    )
     args = parser.parse_args()
+    if args.only in (None, "calls"):
+        calls()
+    if args.only in (None, "heavy"):
+        heavy(args.repeat)
+    if args.only in (None, "check"):
+        whole_check(args.repeat)
+
+
+def calls() -> None:
+    micro = round_trip_microseconds()
+    bare = bare_pipe_microseconds()
+    in_process, trips = model_based_calls()
+    print(f"round trip (pinned, node_count)      {micro:7.1f} us")
+    print(f"  a bare pipe round trip, pinned      {bare:7.1f} us")
+    print(f"model-based course test: {in_process:,} calls in process, {trips:,} round trips")
+    print(f"  = {trips * micro / 1e6:.2f} s of round trips at that cost")
+
+
+def heavy(repeat: int) -> None:
+    proxied = best_of(1, heavy_mutation_seconds)
+    before = best_of(repeat, heavy_in_process_seconds)
+    print(f"hypothesis-heavy file, mutation phase {proxied:7.2f} s")
+    print(f"  the same runs in process (before)   {before:7.2f} s")
+    ratio = proxied / before
+    ok = verdict(ratio <= HEAVY_TARGET)
+    print(f"heavy / in process {ratio:6.2f}x  target <= {HEAVY_TARGET}x  {ok}")
+
+
+def whole_check(repeat: int) -> None:
+    args = argparse.Namespace(repeat=repeat)
 
     whole = best_of(args.repeat, grader_check_seconds)
     floor = best_of(args.repeat, floor_seconds)
