@@ -450,6 +450,35 @@ def _format_fields_are_plain(template: str) -> bool:
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+_NAMED_BINDINGS = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.ExceptHandler,
+    ast.MatchAs,
+    ast.MatchStar,
+)
+
+
+def _every_binding(tree: ast.AST) -> set[str]:
+    """Every name the file binds anywhere, by any statement or pattern."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound.update(node.names)
+        elif isinstance(node, ast.MatchMapping):
+            bound.add(node.rest or "")
+        elif isinstance(node, _NAMED_BINDINGS):
+            bound.add(node.name or "")
+    return bound
+
+
 def _classes_by_name(tree: ast.Module) -> dict[str, ast.ClassDef]:
     """The file's classes by name, for names that name nothing else (one class, never assigned)."""
     defined: dict[str, list[ast.ClassDef]] = {}
@@ -489,6 +518,7 @@ class _Rules(ast.NodeVisitor):
         self.scopes: list[tuple[ast.AST, set[str]]] = [(tree, _bound_here(tree))]
         self.classes: list[ast.ClassDef] = []
         self.local_classes = _classes_by_name(tree)
+        self.binds_module_name = "__name__" in _every_binding(tree)
         self.in_annotation = 0
         self.in_string_code = 0
 
@@ -931,10 +961,12 @@ class _Rules(ast.NodeVisitor):
             self._annotation_root = root
 
     def visit_If(self, node: ast.If) -> None:
-        """``if __name__ == "__main__":`` at the top level never runs under pytest: skipped."""
+        """``if __name__ == "__main__":`` at the top level never runs under pytest: skipped,
+        unless the file binds ``__name__`` somewhere (``case __name__:`` would make it run)."""
         test = node.test
         guard = (
-            isinstance(self.parents.get(node), ast.Module)
+            not self.binds_module_name
+            and isinstance(self.parents.get(node), ast.Module)
             and isinstance(test, ast.Compare)
             and isinstance(test.left, ast.Name)
             and test.left.id == "__name__"

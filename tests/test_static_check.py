@@ -294,6 +294,11 @@ REFUSED = {
         'if __name__ == "__main__":\n    pass\nelse:\n    open("radix.py")\n',
         "t line 4: 'open' is not allowed",
     ),
+    "__name__ bound by a match pattern, which would run the main block": (
+        'match "__main__":\n    case __name__:\n        pass\n'
+        'if __name__ == "__main__":\n    open("radix.py")\n',
+        "t line 5: 'open' is not allowed",
+    ),
     "__name__ rebound to reach the main block": (
         '__name__ = "__main__"\n',
         "t line 1: assigning '__name__' is not allowed",
