@@ -336,7 +336,8 @@ def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
         type=Path,
         default=Path("reports"),
         metavar="DIR",
-        help="where to write gradebook.csv and students/NAME.json (default reports)",
+        help="where to write gradebook.csv, students/NAME.json, similarity.csv and .html, "
+        "class.html and .json (default reports)",
     )
     _add_jobs(sub, 2, "submissions graded at once (default 2)")
     _add_time_limit(
