@@ -57,7 +57,13 @@ from disguise import disguise  # noqa: E402
 from grader.catalog import Chapter, load_chapter  # noqa: E402
 from grader.commands.batch import BatchRow, grade_batch, row_of  # noqa: E402
 from grader.commands.check import CheckReport, Limits, check  # noqa: E402
-from grader.similarity import MODEL_ANSWER, REFERENCE, ClassFile, find_copies  # noqa: E402
+from grader.similarity import (  # noqa: E402
+    MODEL_ANSWER,
+    REFERENCE,
+    ClassFile,
+    Fingerprinter,
+    find_copies,
+)
 
 WEAK_TESTS = KIT / "tests" / "fixtures" / "submissions" / "weak" / "tests" / "test_ds07_radix.py"
 LIMITS = Limits(course_tests=120.0, student_tests=120.0)
@@ -123,8 +129,9 @@ def a_class_of(
     return files
 
 
-def similarity_phase(size: int, reports: list[CheckReport]) -> tuple[float, int, int]:
-    """The similarity phase on a generated class: its seconds, pairs compared, pairs flagged."""
+def similarity_phase(size: int, reports: list[CheckReport]) -> tuple[float, float, int, int]:
+    """The similarity phase on a generated class: its wall and CPU seconds, pairs compared,
+    pairs flagged."""
     chapter = load_chapter()
     assert chapter.similarity is not None
     kills = {}
@@ -133,16 +140,15 @@ def similarity_phase(size: int, reports: list[CheckReport]) -> tuple[float, int,
         kills[kind] = {m.id: m.killed_by for m in report.mutation.mutants}
     files = a_class_of(size, chapter, kills)
     given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
-    started = time.perf_counter()
-    found = find_copies(
-        files, given, len(chapter.wheats), chapter.similarity, lambda: kills["model"]
-    )
-    seconds = time.perf_counter() - started
+    started, cpu = time.perf_counter(), time.process_time()
+    fingerprints = Fingerprinter(given, chapter.similarity)
+    found = find_copies(files, fingerprints, len(chapter.wheats), lambda: kills["model"])
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     kinds = [f.kind for f in files]
     compared = sum(
         kinds[i] == kinds[j] for i in range(len(files)) for j in range(i + 1, len(files))
     )
-    return seconds, compared, sum(pair.flagged for pair in found.pairs)
+    return seconds, cpu, compared, sum(pair.flagged for pair in found.pairs)
 
 
 def main() -> int:
@@ -178,11 +184,11 @@ def main() -> int:
     print(f"same gradebook rows both ways: {'yes' if same else 'NO'}")
     print(f"of the batch's time, looking for copies: {comparing:.2f} s")
     if count >= 2:
-        seconds, compared, flagged = similarity_phase(args.class_size, reports)
+        seconds, cpu, compared, flagged = similarity_phase(args.class_size, reports)
         per_check = sequential / count
         print(
-            f"similarity phase, a class of {args.class_size}: {seconds:.1f} s for {compared} "
-            f"pairs ({seconds / compared * 1e6:.0f} us a pair), {flagged} flagged; grading that "
+            f"similarity phase, a class of {args.class_size}: {seconds:.1f} s ({cpu:.1f} s of "
+            f"CPU) for {compared} pairs, {flagged} flagged; grading that "
             f"class one check after another takes about {per_check * args.class_size:.0f} s, "
             f"so the phase adds {seconds / (per_check * args.class_size):.1%}"
         )

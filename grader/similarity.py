@@ -32,7 +32,8 @@ import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from functools import cached_property
+from typing import Literal, NamedTuple
 
 from grader.catalog import SimilaritySettings as Settings
 
@@ -55,8 +56,7 @@ _DROPPED = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     text: str
     start: int
     end: int
@@ -69,16 +69,15 @@ def tokens(text: str) -> list[Token]:
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
-
-    def offset(row: int, column: int) -> int:
-        return starts[min(row - 1, len(starts) - 1)] + column
-
+    starts.append(starts[-1])  # the end marker's row, one past the last line
     found: list[Token] = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type in _DROPPED:
                 continue
-            found.append(Token(_normalised(token), offset(*token.start), offset(*token.end)))
+            (row, column), (end_row, end_column) = token.start, token.end
+            start, end = starts[row - 1] + column, starts[end_row - 1] + end_column
+            found.append(Token(_normalised(token), start, end))
     except (tokenize.TokenError, SyntaxError, ValueError):
         pass
     return found
@@ -133,7 +132,7 @@ class Fingerprint:
     text: str
     spans: Mapping[int, tuple[tuple[int, int], ...]]
 
-    @property
+    @cached_property
     def hashes(self) -> frozenset[int]:
         return frozenset(self.spans)
 
@@ -277,24 +276,39 @@ class Similarity:
         )
 
 
+class Fingerprinter:
+    """Fingerprints against one boilerplate, each distinct text once (many students hand in
+    the same file: the stub, often)."""
+
+    def __init__(self, boilerplate: Sequence[str], settings: Settings) -> None:
+        self.settings = settings
+        self._given = boilerplate_hashes(boilerplate, settings)
+        self._seen: dict[str, Fingerprint] = {}
+
+    def __call__(self, text: str) -> Fingerprint:
+        found = self._seen.get(text)
+        if found is None:
+            found = self._seen[text] = fingerprint(text, self.settings, self._given)
+        return found
+
+
 def find_copies(
     files: Sequence[ClassFile],
-    boilerplate: Sequence[str],
+    fingerprints: Fingerprinter,
     wheats: int,
-    settings: Settings,
     model_answer_killed_by: Callable[[], Mapping[str, Sequence[str]] | None],
 ) -> Similarity:
     """Compare every file of one kind with every other (the kit's files not with each other).
 
-    ``model_answer_killed_by`` is asked only when a test file comes near the model answer
-    (a text score at the floor or above): the model answer's behaviour costs a mutant run.
+    ``model_answer_killed_by`` (the model answer's kills, which cost a mutant run) is asked
+    only when a test file comes near the model answer (a text score at the floor or above).
     """
-    given = boilerplate_hashes(boilerplate, settings)
+    settings = fingerprints.settings
     entries = [
         Entry(
             file.owner,
             file.kind,
-            fingerprint(file.text, settings, given),
+            fingerprints(file.text),
             None if file.killed_by is None else behaviour(file.killed_by, wheats),
         )
         for file in files

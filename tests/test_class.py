@@ -34,6 +34,7 @@ from grader.output.class_report import reason_of
 from grader.output.similarity import CSV_COLUMNS, similarity_html
 from grader.similarity import (
     ClassFile,
+    Fingerprinter,
     boilerplate_hashes,
     find_copies,
     fingerprint,
@@ -281,7 +282,7 @@ def test_a_hostile_file_cannot_script_the_side_by_side_page() -> None:
         ClassFile("<b>mallory</b>", "tests", hostile),
         ClassFile("trent", "tests", fixture_tests("weak")),
     ]
-    found = find_copies(files, given, 0, SETTINGS, lambda: None)
+    found = find_copies(files, Fingerprinter(given, SETTINGS), 0, lambda: None)
     page = similarity_html("ds.07", found)
     assert found.pairs and found.pairs[0].flagged
     assert "<script" not in page and "<b>mallory" not in page

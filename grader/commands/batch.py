@@ -15,8 +15,8 @@ import csv
 import dataclasses
 import io
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +33,15 @@ from grader.output.similarity import similarity_csv, similarity_html
 from grader.patching import mutant_sources
 from grader.roster import RosterEntry, RosterMatch, match_roster
 from grader.sandbox.pool import WorkerPool
-from grader.similarity import MODEL_ANSWER, REFERENCE, ClassFile, Similarity, find_copies
+from grader.similarity import (
+    MODEL_ANSWER,
+    REFERENCE,
+    ClassFile,
+    Fingerprinter,
+    Similarity,
+    find_copies,
+    text_score,
+)
 from grader.submission import read_submission
 
 GRADEBOOK = "gradebook.csv"
@@ -170,27 +178,45 @@ def grade_batch(
     backup = _back_up(out, names, bool(merged))
     rows: dict[str, BatchRow] = {}
     reports: dict[str, CheckReport | None] = {}
+    copies = _CopyFinder(chapter, limits) if chapter.similarity is not None else None
     similarity, similarity_seconds = None, 0.0
-    with WorkerPool() as pool, ThreadPoolExecutor(max(1, jobs)) as threads:
+    with (
+        WorkerPool() as pool,
+        ThreadPoolExecutor(max(1, jobs)) as threads,
+        ThreadPoolExecutor(1) as beside,
+    ):
         futures = {
             threads.submit(_grade_one, chapter, folder, name, out, limits, pool): name
             for folder, name in zip(folders, names, strict=True)
         }
+        folder_of = dict(zip(names, folders, strict=True))
+
+        def record(future: Future[tuple[BatchRow, CheckReport | None]]) -> None:
+            row, reports[futures[future]] = future.result()
+            rows[futures[future]] = row
+            merged[_text(row.student)] = row_cells(row)
+            write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
+
         try:
             for done, future in enumerate(as_completed(futures), start=1):
-                row, reports[futures[future]] = future.result()
-                rows[futures[future]] = row
-                merged[_text(row.student)] = row_cells(row)
-                write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
+                record(future)
+                name = futures[future]
+                if copies is not None:  # while the workers grade the others
+                    copies.add(name, folder_of[name], reports[name], pool, beside)
                 if progress is not None:
-                    progress(futures[future], done, len(futures))
-            if chapter.similarity is not None:
+                    progress(name, done, len(futures))
+            if copies is not None:
                 compared = time.monotonic()
-                similarity = _find_copies(chapter, folders, names, reports, limits, pool)
+                similarity = copies.compare(names)
                 similarity_seconds = round(time.monotonic() - compared, 3)
         except BaseException:  # Ctrl-C: stop the workers so the running checks end at once
             threads.shutdown(wait=False, cancel_futures=True)
+            beside.shutdown(wait=False, cancel_futures=True)
             pool.close()
+            for future, name in futures.items():  # keep every row finished, whatever the order
+                finished = future.done() and not future.cancelled()
+                if name not in rows and finished and future.exception() is None:
+                    record(future)
             raise
     ordered = tuple(rows[name] for name in names)
     if similarity is not None:
@@ -228,45 +254,73 @@ def grade_batch(
     )
 
 
-def _find_copies(
-    chapter: Chapter,
-    folders: Sequence[Path],
-    names: Sequence[str],
-    reports: Mapping[str, CheckReport | None],
-    limits: Limits,
-    pool: WorkerPool,
-) -> Similarity:
-    """Every student's files against each other's and the kit's (``grader.similarity``)."""
-    assert chapter.similarity is not None
-    files: list[ClassFile] = []
-    for folder, name in zip(folders, names, strict=True):
+class _CopyFinder:
+    """The class's files as they are graded, fingerprinted at once (the workers are busy with
+    the others); the model answer's mutant run starts the first time a test file comes near
+    it, beside the grading."""
+
+    def __init__(self, chapter: Chapter, limits: Limits) -> None:
+        assert chapter.similarity is not None
+        self.chapter, self.limits = chapter, limits
+        given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
+        self.fingerprints = Fingerprinter(given, chapter.similarity)
+        self.model_answer = chapter.model_tests.read_text(encoding="utf-8")
+        self.files: dict[str, list[ClassFile]] = {}
+        self.model_run: Future[dict[str, tuple[str, ...]]] | None = None
+
+    def add(
+        self,
+        name: str,
+        folder: Path,
+        report: CheckReport | None,
+        pool: WorkerPool,
+        beside: ThreadPoolExecutor,
+    ) -> None:
+        chapter = self.chapter
         try:
             located = locate(chapter, folder)
         except AmbiguousSubmission:  # graded as a fail already; nothing to compare
-            continue
+            return
         submission = read_submission(located, folder)
+        files = self.files[name] = []
         if submission.implementation is not None:
             files.append(ClassFile(name, "implementation", submission.implementation))
         if submission.tests is not None:
-            report = reports[name]
             mutation = report.mutation if report is not None else None
             killed_by = {m.id: m.killed_by for m in mutation.mutants} if mutation else None
             files.append(ClassFile(name, "tests", submission.tests, killed_by))
-    model_answer = chapter.model_tests.read_text(encoding="utf-8")
-    files.append(ClassFile(REFERENCE, "implementation", chapter.reference.read_text("utf-8")))
-    files.append(ClassFile(MODEL_ANSWER, "tests", model_answer))
-
-    def model_answer_killed_by() -> dict[str, tuple[str, ...]]:
-        with ThreadPoolExecutor(pool.workers + 1) as threads:
-            mutation = run_mutants(
-                chapter, model_answer, mutant_sources(chapter), limits.student_tests, pool, threads
+            model = self.fingerprints(self.model_answer)
+            score = text_score(
+                self.fingerprints(submission.tests), model, self.fingerprints.settings
             )
-        return {m.id: m.killed_by for m in mutation.mutants}
+            if self.model_run is None and score >= self.fingerprints.settings.floor:
+                self.model_run = beside.submit(_model_answer_kills, chapter, self.limits, pool)
 
-    given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
-    return find_copies(
-        files, given, len(chapter.wheats), chapter.similarity, model_answer_killed_by
-    )
+    def compare(self, names: Sequence[str]) -> Similarity:
+        """Every student's files against each other's and the kit's (``grader.similarity``)."""
+        files = [file for name in names for file in self.files.get(name, ())]
+        reference = self.chapter.reference.read_text("utf-8")
+        files.append(ClassFile(REFERENCE, "implementation", reference))
+        files.append(ClassFile(MODEL_ANSWER, "tests", self.model_answer))
+        run = self.model_run
+        return find_copies(
+            files,
+            self.fingerprints,
+            len(self.chapter.wheats),
+            lambda: None if run is None else run.result(),
+        )
+
+
+def _model_answer_kills(
+    chapter: Chapter, limits: Limits, pool: WorkerPool
+) -> dict[str, tuple[str, ...]]:
+    """Each planted mutant's killers among the model answer's tests."""
+    model_answer = chapter.model_tests.read_text(encoding="utf-8")
+    with ThreadPoolExecutor(pool.workers + 1) as threads:
+        mutation = run_mutants(
+            chapter, model_answer, mutant_sources(chapter), limits.student_tests, pool, threads
+        )
+    return {m.id: m.killed_by for m in mutation.mutants}
 
 
 def read_gradebook(path: Path) -> dict[str, list[str]]:
