@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import stat
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,17 +30,9 @@ from grader.catalog import kit_root
 from grader.errors import GraderError
 
 SCRIPTS = ("setup.sh", "run_autograder")
-KIT_PARTS = (
-    "pyproject.toml",
-    "README.md",
-    "grader",
-    "reference",
-    "student",
-    "course_tests",
-    "mutants",
-    "wheats",
-)
-"""What of the kit's checkout the zip carries: what building the kit's wheel needs."""
+BUILD_PARTS = ("pyproject.toml", "README.md", "grader")
+"""What building the kit's wheel needs besides the content folders ``pyproject.toml``
+force-includes (``kit_parts`` reads those, so a folder added there is carried too)."""
 NEVER_BUNDLED = frozenset({"__pycache__", "kit"})
 """Folders left out besides hidden ones: caches, and the content a wheel build adds."""
 EXECUTABLE = 0o755
@@ -85,8 +78,8 @@ def build_bundle(output: Path, root: Path | None = None) -> Bundle:
 
 
 def kit_files(root: Path) -> Iterator[Path]:
-    """The files of ``KIT_PARTS``, without caches, hidden files or a bundled ``grader/kit``."""
-    for part in KIT_PARTS:
+    """The files of ``kit_parts``, without caches, hidden files or a bundled ``grader/kit``."""
+    for part in kit_parts(root):
         path = root / part
         candidates = sorted(path.rglob("*")) if path.is_dir() else [path]
         for candidate in candidates:
@@ -94,6 +87,19 @@ def kit_files(root: Path) -> Iterator[Path]:
             hidden = any(p.startswith(".") or p in NEVER_BUNDLED for p in parts)
             if candidate.is_file() and not hidden and candidate.suffix != ".pyc":
                 yield candidate
+
+
+def kit_parts(root: Path) -> tuple[str, ...]:
+    """What of the kit's checkout a bundle or a release carries: ``BUILD_PARTS`` and every
+    folder the wheel force-includes as course content."""
+    try:
+        config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        content = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    except (OSError, tomllib.TOMLDecodeError, KeyError) as error:
+        raise GraderError(
+            f"the kit is broken: cannot read its wheel's content: {error!r}"
+        ) from error
+    return (*BUILD_PARTS, *content)
 
 
 def _entry(name: str, mode: int) -> zipfile.ZipInfo:
