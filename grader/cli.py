@@ -170,6 +170,17 @@ def _seconds(text: str) -> float:
     return seconds
 
 
+def _count(text: str) -> int:
+    """A number of things done at once: a whole number, at least 1."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return count
+
+
 SubParsers = argparse._SubParsersAction  # the object ``add_subparsers`` returns
 """argparse's type for the subcommand table (a private name, the one typeshed exports)."""
 
@@ -213,7 +224,7 @@ def _add_time_limit(sub: argparse.ArgumentParser, help_text: str) -> None:
 
 
 def _add_jobs(sub: argparse.ArgumentParser, default: int | None, help_text: str) -> None:
-    sub.add_argument("--jobs", type=int, default=default, metavar="N", help=help_text)
+    sub.add_argument("--jobs", type=_count, default=default, metavar="N", help=help_text)
 
 
 def _add_json_and_mutation_report(sub: argparse.ArgumentParser) -> None:

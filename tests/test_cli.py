@@ -103,6 +103,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         ["check", "--time-limit", "soon"],
         ["check", "--tests-time-limit", "nan"],
         ["check", "ds.07", "extra"],
+        ["batch", "folder", "--jobs", "0"],
+        ["audit", "--course", "--jobs", "two"],
     ],
     ids=lambda arguments: " ".join(arguments) or "nothing",
 )
