@@ -49,6 +49,7 @@ import pytest
 
 from grader.catalog import Chapter, load_chapter
 from grader.commands.check import check, run_mutants
+from grader.hypothesis_profile import enforce as enforce_grader_settings
 from grader.patching import mutant_sources
 from grader.sandbox import implementation, proxy
 from grader.sandbox.pool import WorkerPool
@@ -264,7 +265,7 @@ def heavy_in_process_seconds() -> float:
     """
     chapter = load_chapter()
     sources = list(mutant_sources(chapter).values())
-    import hypothesis  # warm, as the zygote is
+    import hypothesis  # noqa: F401  (warm, as the zygote is)
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
@@ -284,10 +285,7 @@ def heavy_in_process_seconds() -> float:
                 descriptor = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(descriptor, 1)
                 os.dup2(descriptor, 2)
-                hypothesis.settings.register_profile(
-                    "grader", derandomize=True, database=None, deadline=None, print_blob=False
-                )
-                hypothesis.settings.load_profile("grader")
+                enforce_grader_settings()
                 pytest.main([f"tests/{HEAVY_TESTS.name}", *PYTEST_ARGS])
                 os._exit(0)
             running.append(pid)

@@ -46,7 +46,7 @@ import pytest
 import grader.cli
 import grader.commands.check
 from grader.catalog import Chapter, load_chapter
-from grader.commands.check import CheckReport, Limits, check
+from grader.commands.check import CheckReport, Limits, check, student_tests_job
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
 from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
 from grader.patching import mutant_sources
@@ -796,3 +796,34 @@ def test_ctrl_c_leaves_no_file_no_process_and_an_unchanged_submission(tmp_path: 
     assert wait_until_gone(str(scratch)) == []
     assert not report.exists() and list(tmp_path.glob("*.partial")) == []
     assert snapshot(folder) == before
+
+
+def test_no_route_reaches_the_implementations_source(pool: WorkerPool) -> None:
+    """A test file tries a dozen routes to the source of the implementation it runs against.
+
+    Each test of ``tests/fixtures/source_routes.py`` passes when its route
+    found nothing. The same search over this process, which has read the
+    reference, finds the line: the search itself works.
+    """
+    routes = KIT / "tests" / "fixtures" / "source_routes.py"
+    line = max(
+        (line.strip() for line in REFERENCE.splitlines() if "self._" in line),
+        key=lambda line: (REFERENCE.count(line) == 1, len(line)),
+    )
+    half = len(line) // 2
+    source = (
+        routes.read_text(encoding="utf-8")
+        .replace("HEAD OF A LINE OF THE IMPLEMENTATION", line[:half].replace('"', '\\"'))
+        .replace("TAIL OF THAT LINE", line[half:].replace('"', '\\"'))
+    )
+    result = pool.run(student_tests_job(CHAPTER, source, REFERENCE, 60.0))
+    assert result.status == "completed", (result.message, result.output)
+    found = {o.name: o.detail for o in result.outcomes if o.status != "passed"}
+    assert found == {}, found
+    assert len(result.outcomes) >= 12
+    without_the_module = source.replace("import radix\nfrom radix import RadixTree\n", "")
+    probe: dict[str, Any] = {}
+    exec(compile(without_the_module, str(routes), "exec"), probe)
+    assert probe["holds_the_line"](REFERENCE)
+    with pytest.raises(AssertionError):
+        probe["test_the_memory_of_this_process"]()

@@ -40,9 +40,9 @@ HONEST = {
             id, _ = tree.insert([1], ["a"])
             tree.lock(id)
         """,
-    "a parameter named id, and input as a name": """
-        def helper(tree, id, input=()):
-            return tree.key(id), input
+    "a parameter named id": """
+        def helper(tree, id):
+            return tree.key(id)
         """,
     "repr and ascii in messages": """
         def test_x():
@@ -234,6 +234,15 @@ REFUSED = {
     "id shadowed in another function only": (
         "def f():\n    id = 1\n    return id\ndef g():\n    return id(f)\n",
         "t line 5: id() of an object is its memory address",
+    ),
+    "open bound to itself": (
+        "open = open\ndef g():\n    return open('radix.py')\n",
+        "t line 1: 'open' is not allowed",
+    ),
+    "self._x in a unittest.TestCase, whose _outcome leads to pytest": (
+        "import unittest\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+        "        self._outcome.result\n",
+        "t line 4: attribute '_outcome' is private",
     ),
     "open bound by a comprehension elsewhere": (
         "X = [open for open in ()]\ndef g():\n    return open('radix.py')\n",

@@ -78,7 +78,7 @@ class _Connection:
                     continue
                 raise self._error(reply)
         except wire.WireError as error:
-            self.gone = f"the {self.module} process stopped answering ({error})"
+            self.gone = f"the {self.module} process stopped answering: it sent {error}"
             raise ImplementationError(self.gone) from None
         except OSError as error:
             self.gone = f"the {self.module} process cannot be reached ({error.strerror})"
@@ -250,7 +250,7 @@ class _Finder(importlib.abc.MetaPathFinder):
                 wire.send(self.connection.requests, ["load"])
                 hello = wire.receive(self.connection.replies)
             except (wire.WireError, OSError) as error:
-                raise ImportError(f"the {self.connection.module} process ended: {error}") from None
+                raise ImportError(f"the {self.connection.module} process sent {error}") from None
             if hello[0] == "import-failed":
                 self.failure = hello[1:]
             else:

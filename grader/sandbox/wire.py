@@ -44,7 +44,10 @@ class NotPlainData(TypeError):
 
 
 class WireError(Exception):
-    """The other end sent something that is not a frame of plain data, or went away."""
+    """The other end sent something that is not a frame of plain data, or went away.
+
+    Its message says what came instead, to follow "the process sent".
+    """
 
 
 def check_plain(value: Any, depth: int = 0) -> None:
@@ -54,8 +57,8 @@ def check_plain(value: Any, depth: int = 0) -> None:
         return
     if kind is not tuple and kind is not list:
         raise NotPlainData(
-            f"a {kind.__name__} cannot cross to or from the implementation: only None, bool, "
-            "int, float, str, and tuples and lists of them can"
+            f"a value of type {kind.__name__} cannot cross between the tests and the "
+            "implementation: only None, bool, int, float, str, and tuples and lists of them can"
         )
     if depth >= MAX_DEPTH:
         raise NotPlainData(f"values nest deeper than {MAX_DEPTH} levels")
@@ -88,15 +91,15 @@ def receive(fd: int) -> Any:
     try:
         size = int.from_bytes(_read_exactly(fd, 4), "big")
         if size > MAX_FRAME_BYTES:
-            raise WireError(f"a frame of {size} bytes, more than {MAX_FRAME_BYTES}")
+            raise WireError(f"garbage (a frame of {size} bytes, more than {MAX_FRAME_BYTES})")
         body = _read_exactly(fd, size)
     except OSError as error:
-        raise WireError(f"the pipe failed: {error.strerror}") from None
+        raise WireError(f"nothing: the pipe failed ({error.strerror})") from None
     try:
         message = _loads(body)
         check_plain(message)
     except (ValueError, EOFError, TypeError, RecursionError) as error:
-        raise WireError(f"a frame that is not plain data: {error}") from None
+        raise WireError(f"garbage (a frame that is not plain data: {error})") from None
     return message
 
 
@@ -108,7 +111,7 @@ def _read_exactly(fd: int, size: int) -> bytes:
     got = len(chunk)
     while got < size:
         if not chunk:
-            raise WireError("the other process is gone")
+            raise WireError("nothing: it ended")
         chunk = _read(fd, size - got)
         parts.append(chunk)
         got += len(chunk)

@@ -9,9 +9,9 @@
 #   hypothesis.stateful) and the standard modules collections,
 #   collections.abc, copy, dataclasses, enum, functools, itertools, math,
 #   operator, random, re, string, typing and unittest (its TestCase).
-# - Use no attribute or method whose name starts with `_` except on your own
-#   objects (`self._model`, `super().__init__()`); no `open`, `eval`,
-#   `getattr` and the like; no skips, xfails or `pytest.exit`.
+# - Use no attribute or method whose name starts with `_`, except
+#   `super().__init__()` and `self._x` in your own classes and state machines;
+#   no `open`, `eval`, `getattr` and the like; no skips, xfails or `pytest.exit`.
 # - Be deterministic: no wall clock, no unseeded randomness (random.Random(SEED)
 #   or hypothesis), no test that depends on another test having run. The grader
 #   runs hypothesis derandomized with no database and no deadline.
