@@ -19,7 +19,7 @@ from rich.console import Console
 from grader.catalog import DEFAULT_CHAPTER, Chapter, load_chapter
 from grader.commands.check import Limits, check
 from grader.errors import describe
-from grader.locate import AmbiguousSubmission, locate
+from grader.locate import RefusedSubmission, locate
 from grader.output.files import write_atomically
 from grader.output.gradescope import gradescope_json, not_graded_json, refused_json
 from grader.output.terminal import render_check
@@ -37,7 +37,7 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
     console = Console(width=100)
     try:
         located = locate(chapter, submission)
-    except AmbiguousSubmission as refused:  # the student's to fix: say so, as a fail
+    except RefusedSubmission as refused:  # the student's to fix: say so, as a fail
         console.print(f"grader: {refused.message}")
         write_atomically(results, refused_json(refused.message))
         return True

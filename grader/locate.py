@@ -16,7 +16,9 @@ Two rules keep the grade on the student's own work:
   ``wheats/`` anywhere, and inside a folder that holds ``mutants/catalog.toml``
   (a copy of the kit) every folder the kit ships;
 - when more than one file of that name remains, nothing is guessed:
-  ``AmbiguousSubmission`` lists them all, and the student keeps one.
+  ``AmbiguousSubmission`` lists them all, and the student keeps one; when the
+  only ones lie in the kit's folders (work done in a clone's ``student/``),
+  ``OnlyKitFiles`` says so, rather than calling the file missing.
 """
 
 from __future__ import annotations
@@ -44,17 +46,41 @@ KIT_MARKERS = frozenset(PurePosixPath(path) for path in CHAPTERS.values())
 """A folder holding one of these (``mutants/catalog.toml``) is a copy of the kit."""
 
 
-class AmbiguousSubmission(GraderError):
+class RefusedSubmission(GraderError):
+    """The files to grade cannot be told apart from others: the student's to fix, a fail."""
+
+    def __init__(self, message: str, candidates: list[str]) -> None:
+        super().__init__(message, exit_code=EXIT_FAIL)
+        self.candidates = tuple(candidates)
+
+
+class AmbiguousSubmission(RefusedSubmission):
     """More than one file could be the one to grade; the student must keep one."""
 
     def __init__(self, name: str, candidates: list[str]) -> None:
-        listed = ", ".join(candidates)
         super().__init__(
-            f"found {len(candidates)} files named {name} ({listed}) and cannot tell which one "
-            "is your work: keep only that one in the submission (or rename the others)",
-            exit_code=EXIT_FAIL,
+            f"found {len(candidates)} files named {name} ({_listed(candidates)}) and cannot "
+            "tell which one is your work: keep only that one in the submission (or rename "
+            "the others)",
+            candidates,
         )
-        self.candidates = tuple(candidates)
+
+
+class OnlyKitFiles(RefusedSubmission):
+    """The only files of that name lie in the kit's own folders, which are never graded."""
+
+    def __init__(self, name: str, candidates: list[str]) -> None:
+        super().__init__(
+            f"{name} is only in the kit's own folders ({_listed(candidates)}), which are never "
+            f"graded: put your {name} in a folder of your own (submission/, or the top of the "
+            "submission)",
+            candidates,
+        )
+
+
+def _listed(paths: list[str], at_most: int = 5) -> str:
+    shown = ", ".join(paths[:at_most])
+    return shown if len(paths) <= at_most else f"{shown} and {len(paths) - at_most} more"
 
 
 def locate(chapter: Chapter, folder: Path) -> Chapter:
@@ -63,7 +89,8 @@ def locate(chapter: Chapter, folder: Path) -> Chapter:
     A file at its expected place (even a broken one: reading it will say what
     is wrong) stays there; otherwise the one regular file of that name outside
     the kit's folders is taken; with none, the expected place stays, and
-    reading reports it missing; with several, ``AmbiguousSubmission``.
+    reading reports it missing (or, with the only ones in the kit's folders,
+    ``OnlyKitFiles``); with several, ``AmbiguousSubmission``.
     """
     if not folder.is_dir():
         return chapter
@@ -81,7 +108,12 @@ def _located(folder: Path, expected: str) -> str:
     found = find_candidates(folder, name)
     if len(found) > 1:
         raise AmbiguousSubmission(name, found)
-    return found[0] if found else expected
+    if found:
+        return found[0]
+    in_the_kit = find_candidates(folder, name, kit_folders=True)
+    if in_the_kit:
+        raise OnlyKitFiles(name, in_the_kit)
+    return expected
 
 
 def is_kit_copy(folder: Path) -> bool:
@@ -89,8 +121,9 @@ def is_kit_copy(folder: Path) -> bool:
     return any((folder / marker).is_file() for marker in KIT_MARKERS)
 
 
-def find_candidates(folder: Path, name: str) -> list[str]:
-    """Relative paths of the regular files called ``name`` outside the kit's folders, in order.
+def find_candidates(folder: Path, name: str, kit_folders: bool = False) -> list[str]:
+    """Relative paths of the regular files called ``name`` outside the kit's folders (or, with
+    ``kit_folders``, inside them too), in order.
 
     No link is followed, hidden folders are skipped, and the search stops
     ``MAX_DEPTH`` folders down or after ``MAX_ENTRIES`` entries.
@@ -106,8 +139,7 @@ def find_candidates(folder: Path, name: str) -> list[str]:
             for f in folders
             if not f.startswith(".")
             and f not in SKIPPED
-            and f not in KIT_CONTENT
-            and not (kit and f in KIT_MACHINERY)
+            and (kit_folders or (f not in KIT_CONTENT and not (kit and f in KIT_MACHINERY)))
             and depth < MAX_DEPTH
         )
         seen += len(folders) + len(files)

@@ -26,6 +26,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,9 @@ def test_the_bundle_holds_the_scripts_the_kit_and_pins(bundle: Path) -> None:
     for needed in ("kit/pyproject.toml", "kit/grader/cli.py", "kit/mutants/catalog.toml"):
         assert needed in entries
     assert "kit/grader/output/vendor/mutation-test-elements.js" in entries
+    wheel = tomllib.loads((KIT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]
+    for folder in wheel["build"]["targets"]["wheel"]["force-include"]:  # the wheel needs each
+        assert any(name.startswith(f"kit/{folder}/") for name in entries), folder
     assert not [name for name in entries if "__pycache__" in name or "/." in name]
     pins = pinned_dependencies()
     assert any(pin.startswith("pytest==") for pin in pins)
@@ -137,6 +141,7 @@ def test_setup_then_run_autograder_on_a_folder_like_gradescopes(
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     gradescope_validator().validate(results)
     assert results["score"] == 100
+    assert "Files graded: radix.py, test_ds07_radix.py." in results["output"]
     assert "PASS, grade 100 of 100: the course tests pass" in run.stdout  # for staff, not students
 
 

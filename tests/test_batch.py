@@ -27,7 +27,7 @@ from grader.catalog import load_chapter
 from grader.commands.batch import COLUMNS, grade_batch, gradebook_csv, row_of
 from grader.commands.check import CheckReport, CourseTestsResult, Limits, StudentTestsResult
 from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
-from grader.locate import MAX_DEPTH, AmbiguousSubmission, locate
+from grader.locate import MAX_DEPTH, AmbiguousSubmission, OnlyKitFiles, locate
 from grader.output.check_json import SCHEMA_PATH
 from grader.submission import start_submission
 
@@ -328,8 +328,19 @@ def test_locate_never_takes_the_kits_own_files(tmp_path: Path) -> None:
     for kit_folder in ("reference", "student", "course_tests", "deep/reference"):
         (repo / kit_folder).mkdir(parents=True)
         shutil.copyfile(CHAPTER.reference, repo / kit_folder / "radix.py")
-    located = locate(CHAPTER, repo)
-    assert located.implementation == "radix.py"  # none taken: reported missing
+    with pytest.raises(OnlyKitFiles) as refused:  # none taken, and the student told why
+        locate(CHAPTER, repo)
+    assert refused.value.candidates == (
+        "course_tests/radix.py",
+        "deep/reference/radix.py",
+        "reference/radix.py",
+        "student/radix.py",
+    )
+    assert "is only in the kit's own folders" in refused.value.message
+    (repo / "mine").mkdir()
+    (repo / "mine" / "radix.py").write_text("x = 1\n", encoding="utf-8")
+    assert locate(CHAPTER, repo).implementation == "mine/radix.py"
+    (repo / "mine" / "radix.py").unlink()
     (repo / "kit" / "mutants").mkdir(parents=True)
     (repo / "kit" / "mutants" / "catalog.toml").write_text("", encoding="utf-8")
     (repo / "kit" / "tests" / "hostile" / "x").mkdir(parents=True)

@@ -24,7 +24,7 @@ from grader.catalog import Chapter
 from grader.commands.check import CheckReport, Limits, Verdict, check, run_mutants
 from grader.errors import GraderError, describe
 from grader.grade import grade
-from grader.locate import AmbiguousSubmission, locate
+from grader.locate import RefusedSubmission, locate
 from grader.output.canvas import canvas_csv, roster_check_csv
 from grader.output.check_json import report_to_json
 from grader.output.class_report import class_data, class_html, class_json
@@ -279,7 +279,7 @@ class _CopyFinder:
         chapter = self.chapter
         try:
             located = locate(chapter, folder)
-        except AmbiguousSubmission:  # graded as a fail already; nothing to compare
+        except RefusedSubmission:  # graded as a fail already; nothing to compare
             return
         submission = read_submission(located, folder)
         files = self.files[name] = []
@@ -373,7 +373,7 @@ def _grade_one(
     problem (and no report)."""
     try:
         located = locate(chapter, folder)
-    except AmbiguousSubmission as refused:  # the student's to fix, not the grader's failure
+    except RefusedSubmission as refused:  # the student's to fix, not the grader's failure
         total = len(chapter.course_tests)
         row = BatchRow(name, "fail", 0.0, 0, total, None, None, None, (), refused.message, "")
         return row, None
