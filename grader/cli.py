@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from grader import __version__
 from grader.catalog import CHAPTERS, DEFAULT_CHAPTER, Chapter, load_chapter
+from grader.chapter_text import read_chapter_text
 from grader.commands.audit import run_audit
 from grader.commands.batch import grade_batch
 from grader.commands.bundle import build_bundle
@@ -34,6 +35,7 @@ from grader.output.terminal import (
     render_batch,
     render_bundle,
     render_catalog,
+    render_chapter,
     render_check,
     render_diff,
     render_release,
@@ -66,6 +68,11 @@ def cmd_start(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 def cmd_tests(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     render_catalog(console, chapter)
+    return EXIT_PASS
+
+
+def cmd_chapter(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_chapter(console, read_chapter_text(chapter))
     return EXIT_PASS
 
 
@@ -263,6 +270,17 @@ def _add_tests(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
     _add_chapter(sub)
     _add_submission(sub)
+
+
+def _add_chapter_text(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "chapter",
+        cmd_chapter,
+        "read the chapter: why the tree, how it works, a worked example, the interface, "
+        "the tests and the pitfalls (Markdown when piped)",
+    )
+    _add_chapter(sub)
 
 
 def _add_tdd(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
@@ -466,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (
         _add_start,
+        _add_chapter_text,
         _add_tests,
         _add_tdd,
         _add_check,

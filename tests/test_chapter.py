@@ -9,8 +9,10 @@ against the kit's files.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import re
+import shlex
 import shutil
 import tomllib
 from pathlib import Path
@@ -19,8 +21,11 @@ from typing import Any
 
 import pytest
 
+from grader import cli
 from grader.catalog import load_chapter
 from grader.chapter_text import BLOCK, BLOCKS, read_chapter_text, stale_blocks, without_markers
+from grader.cli import main
+from grader.errors import EXIT_PASS
 
 KIT = Path(__file__).resolve().parents[1]
 CHAPTER = load_chapter()
@@ -163,3 +168,114 @@ def test_without_markers_keeps_every_block() -> None:
     assert "<!--" not in plain
     for test in CHAPTER.course_tests:
         assert f"`{test.name}` ({test.kind})" in plain
+
+
+# ----------------------------------------------------------------------
+# `grader chapter`, `grader tests` and `grader start` read whole at any width.
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def grader_output(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    columns: int,
+    *arguments: str,
+    terminal: bool = False,
+) -> list[str]:
+    """``grader ARGUMENTS`` at ``columns`` columns, on a terminal or piped: its lines."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    if terminal:
+        monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    else:
+        monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    assert main(list(arguments)) == EXIT_PASS
+    out, err = capsys.readouterr()
+    assert err == ""
+    return [ANSI.sub("", line).rstrip() for line in out.splitlines()]
+
+
+def words(lines: list[str]) -> str:
+    return " ".join(" ".join(lines).split())
+
+
+def whole_on_a_line(name: str, lines: list[str]) -> bool:
+    return any(re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", line) for line in lines)
+
+
+def test_chapter_on_a_terminal_is_drawn_and_loses_no_name(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = grader_output(capsys, monkeypatch, 60, "chapter", terminal=True)
+    assert all(len(line) <= 60 for line in lines)
+    assert not any(line.startswith(("#", "<!--")) for line in lines), "not drawn"
+    names = [t.name for t in CHAPTER.course_tests] + [t.name for t in CHAPTER.required_tests]
+    for name in names:
+        assert whole_on_a_line(name, lines), name
+    text = words(lines)
+    for mutant in CHAPTER.mutants:
+        assert f"{mutant.id}" in text and " ".join(mutant.title.split()) in text, mutant.id
+
+
+def test_chapter_piped_is_the_markdown_itself(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = grader_output(capsys, monkeypatch, 60, "chapter", "ds.07")
+    assert lines == [line.rstrip() for line in without_markers(TEXT).splitlines()]
+
+
+@pytest.mark.parametrize("columns", [60, 30, 200])
+def test_tests_shows_every_entry_in_full_at_any_width(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    """Each course test with its kind, what it checks and why; each required test; each
+    mutant with its title, symptom and the course tests that catch it. Names are whole on
+    a line; the sentences are all there, however they wrap."""
+    lines = grader_output(capsys, monkeypatch, columns, "tests")
+    text = words(lines)
+    for test in CHAPTER.course_tests:
+        assert any(test.name in line and f"({test.kind})" in line for line in lines), test.name
+        assert f"checks: {test.checks}" in text and f"why: {test.why}" in text
+    for required in CHAPTER.required_tests:
+        assert whole_on_a_line(required.name, lines)
+        assert f"pins: {required.checks}" in text
+    for mutant in CHAPTER.mutants:
+        assert any(line.startswith(mutant.id) for line in lines), mutant.id
+        assert mutant.title in text and f"symptom: {mutant.symptom}" in text
+        for name in mutant.caught_by:
+            assert any(line.endswith(f"caught by: {name}") for line in lines), (mutant.id, name)
+    if columns < 200:
+        wrapped = [line for line in lines if len(line) > columns]
+        assert all(line.lstrip().startswith(("test_", "caught by: ")) for line in wrapped)
+
+
+def test_tests_shows_no_mutant_title_where_the_course_hides_them(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hidden = dataclasses.replace(CHAPTER, show_mutant_titles=False)
+    monkeypatch.setattr(cli, "load_chapter", lambda chapter_id: hidden)
+    text = words(grader_output(capsys, monkeypatch, 80, "tests"))
+    for mutant in CHAPTER.mutants:
+        assert mutant.id in text
+        assert mutant.title not in text and mutant.symptom not in text
+
+
+def test_start_lists_its_next_steps_whole_at_60_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    folder = tmp_path / "a rather long folder name for my submission"
+    lines = grader_output(capsys, monkeypatch, 60, "start", "--submission", str(folder))
+    steps = lines[lines.index("Next steps:") + 1 :]
+    commands = [line.split(". ", 1)[1] for line in steps if re.match(r"  \d\. ", line)]
+    quoted = shlex.quote(str(folder))
+    assert commands == [
+        "grader chapter",
+        "grader tests",
+        f"edit {shlex.quote(str(folder / CHAPTER.student_tests))}",
+        f"grader tdd red --submission {quoted}",
+        f"edit {shlex.quote(str(folder / CHAPTER.implementation))}",
+        f"grader tdd green --submission {quoted}",
+        f"grader check --submission {quoted}",
+        f"grader diff --submission {quoted}",
+    ]

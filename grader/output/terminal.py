@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.markup import escape
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from grader.catalog import Chapter
+from grader.chapter_text import without_markers
 from grader.commands.audit import AuditReport, GeneratedMutant
 from grader.commands.batch import BatchResult
 from grader.commands.bundle import Bundle
@@ -47,50 +54,97 @@ def render_start(console: Console, chapter: Chapter, result: StartResult) -> Non
         console.print(
             f"left {result.folder / name} alone (it exists; --force replaces it after a backup)"
         )
-    folder = result.folder
+    folder = f"--submission {shlex.quote(str(result.folder))}"
     required = len(chapter.required_tests)
-    console.print(
-        "\nNext steps:\n"
-        f"  1. grader tests                        read what the course tests and mutants check\n"
-        f"  2. edit {folder / chapter.student_tests}  write the {required} required tests\n"
-        f"  3. grader tdd red --submission {folder}    see every one fail on the stub\n"
-        f"  4. edit {folder / chapter.implementation}   implement the tree\n"
-        f"  5. grader tdd green --submission {folder}  then: grader check --submission {folder}\n"
-        f"  6. grader diff --submission {folder}      compare with the reference once it passes"
-    )
+    steps = [
+        ("grader chapter", "read the chapter: the tree, a worked example, the interface"),
+        ("grader tests", "what each course test checks, the tests to write, the mutants"),
+        (
+            f"edit {_quoted(result.folder / chapter.student_tests)}",
+            f"write the {required} required tests",
+        ),
+        (f"grader tdd red {folder}", "see each one fail on the stub, for the right reason"),
+        (f"edit {_quoted(result.folder / chapter.implementation)}", "implement the tree"),
+        (f"grader tdd green {folder}", "see your tests pass on your tree"),
+        (f"grader check {folder}", "the verdict: the course tests, then the mutants"),
+        (f"grader diff {folder}", "compare with the reference once it passes"),
+    ]
+    console.print("\nNext steps:")
+    for number, (command, why) in enumerate(steps, 1):
+        _whole(console, Text(f"  {number}. {command}"))
+        console.print(Padding(Text(why, style="dim"), (0, 0, 0, 7)))
+
+
+def _quoted(path: Path) -> str:
+    return shlex.quote(str(path))
+
+
+def _whole(console: Console, line: Text) -> None:
+    """Print ``line`` unbroken and uncut (the terminal may wrap it, rich does not): a
+    command or a test name must survive any terminal width whole."""
+    console.print(line, soft_wrap=True)
+
+
+def _fields(console: Console, fields: list[tuple[str, str]], names: tuple[str, ...] = ()) -> None:
+    """The body of a catalog entry: each field wrapped and indented, then each of
+    ``names`` (course tests that catch it) on a line of its own, whole."""
+    for label, text in fields:
+        console.print(Padding(Text.assemble((f"{label}: ", "dim"), text), (0, 0, 0, 4)))
+    for name in names:
+        _whole(console, Text.assemble(("    caught by: ", "dim"), name))
 
 
 def render_catalog(console: Console, chapter: Chapter) -> None:
-    console.print(f"[bold]{chapter.id}[/]: {escape(chapter.title)}\n")
-    course = Table(
-        title=f"The course tests (run against your {chapter.implementation})", show_lines=True
-    )
-    for column in ("test", "kind", "what it checks", "why it matters downstream"):
-        course.add_column(column)
-    for test in chapter.course_tests:
-        course.add_row(test.name, test.kind, escape(test.checks), escape(test.why))
-    console.print(course)
-    yours = Table(
-        title=f"Your tests ({chapter.student_tests}): these {len(chapter.required_tests)} "
-        "are required",
-        show_lines=True,
-    )
-    yours.add_column("test")
-    yours.add_column("what it should pin")
-    for required in chapter.required_tests:
-        yours.add_row(required.name, escape(required.checks))
-    console.print(yours)
-    mutants = Table(title="Planted mutants your tests are graded against")
-    mutants.add_column("id")
-    mutants.add_column("the planted bug")
-    for mutant in chapter.mutants:
-        flag = " [bold](required)[/]" if mutant.id in chapter.required else ""
-        mutants.add_row(mutant.id, escape(mutant.title) + flag)
-    console.print(mutants)
+    """The test catalog in full at any width: entries, not table cells, so nothing is cut."""
+    console.print(Text.assemble((chapter.id, "bold"), f": {chapter.title}"))
     console.print(
-        f"Pass: every course test passes, your tests are valid, they kill at least "
+        Text.assemble(
+            "\n",
+            (f"The course tests ({len(chapter.course_tests)})", "bold underline"),
+            f": run against your {chapter.implementation}; they judge your code",
+        )
+    )
+    for test in chapter.course_tests:
+        _whole(console, Text.assemble((test.name, "bold"), f"  ({test.kind})"))
+        _fields(console, [("checks", test.checks), ("why", test.why)])
+    console.print(
+        Text.assemble(
+            "\n",
+            (f"Your tests ({len(chapter.required_tests)} required)", "bold underline"),
+            f": in {chapter.student_tests}",
+        )
+    )
+    for required in chapter.required_tests:
+        _whole(console, Text(required.name, style="bold"))
+        _fields(console, [("pins", required.checks)])
+    console.print(
+        Text.assemble(
+            "\n",
+            (f"The planted mutants ({len(chapter.mutants)})", "bold underline"),
+            ": your tests are graded by how many they catch",
+        )
+    )
+    for mutant in chapter.mutants:
+        flag = " (required)" if mutant.id in chapter.required else ""
+        if not chapter.show_mutant_titles:
+            console.print(Text.assemble((mutant.id, "bold"), flag))
+            continue
+        console.print(Text.assemble((mutant.id, "bold"), flag, f": {mutant.title}"))
+        _fields(console, [("symptom", mutant.symptom)], mutant.caught_by)
+    console.print(
+        f"\nPass: every course test passes, your tests are valid, they kill at least "
         f"{chapter.threshold:.0%} of the mutants, and they kill {', '.join(chapter.required)}."
     )
+    console.print("The whole chapter, with the interface and a worked example: grader chapter")
+
+
+def render_chapter(console: Console, text: str) -> None:
+    """The chapter as Markdown drawn for a terminal; piped, the Markdown itself, unwrapped."""
+    plain = without_markers(text)
+    if console.is_terminal:
+        console.print(Markdown(plain))
+    else:
+        console.out(plain, end="", highlight=False)
 
 
 def render_tdd(console: Console, result: TddResult) -> None:
