@@ -136,6 +136,20 @@ def test_a_correct_tree_that_is_not_generic_passes(pool: WorkerPool) -> None:
     )
 
 
+def test_an_unlock_by_the_count_alone_fails_the_course_tests(pool: WorkerPool) -> None:
+    """The chapter's rule: unlock refuses a node with no lock of its own, even when a
+    descendant's lock gives it a count. A tree that refuses only a count of 0 spends the
+    descendant's lock, and the unit test and the model both say so."""
+    own_locks = (
+        "return self._locks[node] - sum(self._locks[c] for c in self._children[node].values())"
+    )
+    assert own_locks in reference_source()
+    count_rule = reference_source().replace(own_locks, "return self._locks[node]")
+    run = course_run(pool, count_rule)
+    assert run.status == "completed", run.message
+    assert set(run.failing()) == {"test_unlock_without_a_lock_panics", MODEL_BASED}
+
+
 def test_stub_fails_every_course_test(pool: WorkerPool) -> None:
     run = course_run(pool, CHAPTER.stub.read_text())
     assert run.status == "completed", run.message

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shlex
+import textwrap
 from pathlib import Path
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
-from rich.padding import Padding
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -72,7 +72,7 @@ def render_start(console: Console, chapter: Chapter, result: StartResult) -> Non
     console.print("\nNext steps:")
     for number, (command, why) in enumerate(steps, 1):
         _whole(console, Text(f"  {number}. {command}"))
-        console.print(Padding(Text(why, style="dim"), (0, 0, 0, 7)))
+        _indented(console, 7, "", why)
 
 
 def _quoted(path: Path) -> str:
@@ -85,11 +85,29 @@ def _whole(console: Console, line: Text) -> None:
     console.print(line, soft_wrap=True)
 
 
+def _indented(
+    console: Console, indent: int, label: str, text: str, label_style: str = "dim"
+) -> None:
+    """``label`` and ``text`` wrapped to the console, every line indented by ``indent``;
+    words stay whole (a word longer than the line too), no padding after the last word."""
+    lines = textwrap.wrap(
+        label + text,
+        width=max(console.width, indent + 20),
+        initial_indent=" " * indent,
+        subsequent_indent=" " * indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    body = Text("\n".join(lines), style="" if label else "dim")
+    body.stylize(label_style, indent, indent + len(label))
+    console.print(body, soft_wrap=True)
+
+
 def _fields(console: Console, fields: list[tuple[str, str]], names: tuple[str, ...] = ()) -> None:
     """The body of a catalog entry: each field wrapped and indented, then each of
     ``names`` (course tests that catch it) on a line of its own, whole."""
     for label, text in fields:
-        console.print(Padding(Text.assemble((f"{label}: ", "dim"), text), (0, 0, 0, 4)))
+        _indented(console, 4, f"{label}: ", text)
     for name in names:
         _whole(console, Text.assemble(("    caught by: ", "dim"), name))
 
@@ -129,7 +147,7 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
         if not chapter.show_mutant_titles:
             console.print(Text.assemble((mutant.id, "bold"), flag))
             continue
-        console.print(Text.assemble((mutant.id, "bold"), flag, f": {mutant.title}"))
+        _indented(console, 0, f"{mutant.id}{flag}: ", mutant.title, label_style="bold")
         _fields(console, [("symptom", mutant.symptom)], mutant.caught_by)
     console.print(
         f"\nPass: every course test passes, your tests are valid, they kill at least "
