@@ -25,6 +25,7 @@ from grader.sandbox.pool import RunResult, WorkerPool
 pytestmark = pytest.mark.kit
 
 CHAPTER = load_chapter()
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MODEL_BASED = "test_model_based_against_a_naive_map"
 COURSE_NAMES = [test.name for test in CHAPTER.course_tests]
 REQUIRED_NAMES = [test.name for test in CHAPTER.required_tests]
@@ -148,6 +149,21 @@ def test_an_unlock_by_the_count_alone_fails_the_course_tests(pool: WorkerPool) -
     run = course_run(pool, count_rule)
     assert run.status == "completed", run.message
     assert set(run.failing()) == {"test_unlock_without_a_lock_panics", MODEL_BASED}
+
+
+def test_a_tree_written_from_the_chapter_passes(pool: WorkerPool) -> None:
+    """A tree written from the chapter alone, to another design (node objects, a sorted
+    LRU list), passes every course test and the model answer: the chapter is enough, and
+    neither suite pins the reference's representation."""
+    source = (FIXTURES / "written_from_the_chapter" / "radix.py").read_text(encoding="utf-8")
+    assert "_prev" not in source and "_link_after" not in source
+    run = course_run(pool, source)
+    assert run.status == "completed", run.message
+    assert {name: run.outcome(name) for name in COURSE_NAMES} == dict.fromkeys(
+        COURSE_NAMES, "passed"
+    )
+    answer = model_answer_run(pool, source)
+    assert answer.all_passed, answer.failing()
 
 
 def test_stub_fails_every_course_test(pool: WorkerPool) -> None:
