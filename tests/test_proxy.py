@@ -1,0 +1,208 @@
+"""The stand-in module and its wire: a test sees the tree as if it were in its own process.
+
+The codec is tested directly; the stand-in through real runs of the
+grader (a test file run against an implementation in its own process),
+each asserting inside the run what a test would see.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+from grader.catalog import load_chapter
+from grader.commands.check import student_tests_job
+from grader.sandbox import wire
+from grader.sandbox.pool import WorkerPool
+
+CHAPTER = load_chapter()
+REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
+STUB = CHAPTER.stub.read_text(encoding="utf-8")
+
+
+def through_a_pipe(message: object) -> object:
+    read_end, write_end = os.pipe()
+    try:
+        wire.send(write_end, message)
+        return wire.receive(read_end)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def garbage(body: bytes) -> object:
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, len(body).to_bytes(4, "big") + body)
+        return wire.receive(read_end)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_plain_data_crosses_as_it_was() -> None:
+    value = [1, "two", (3, (4.5, None)), [True, False], -(10**40), "", ()]
+    back = through_a_pipe(value)
+    assert back == value
+    assert isinstance(back, list)
+    assert type(back) is list and type(back[2]) is tuple and type(back[2][1]) is tuple
+
+
+class Sly(int):
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = int.__hash__
+
+
+@pytest.mark.parametrize(
+    "value", [{1}, {"a": 1}, b"bytes", object(), Sly(3), [1, (2, Sly(0))], len], ids=repr
+)
+def test_anything_else_is_refused_before_it_is_sent(value: object) -> None:
+    with pytest.raises(wire.NotPlainData, match="cannot cross"):
+        wire.encode(value)
+
+
+def test_a_frame_that_is_not_plain_data_is_garbage() -> None:
+    with pytest.raises(wire.WireError, match="garbage"):
+        garbage(marshal.dumps({1, 2}))
+    with pytest.raises(wire.WireError, match="garbage"):
+        garbage(marshal.dumps(compile("1", "x", "eval")))
+    with pytest.raises(wire.WireError, match="garbage"):
+        garbage(b"\xff\x00not marshal")
+    read_end, write_end = os.pipe()
+    os.write(write_end, (1 << 31).to_bytes(4, "big"))
+    os.close(write_end)
+    with pytest.raises(wire.WireError, match="more than"):
+        wire.receive(read_end)
+    os.close(read_end)
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[WorkerPool]:
+    with WorkerPool(workers=2) as workers:
+        yield workers
+
+
+def passes(pool: WorkerPool, implementation: str, source: str) -> None:
+    """Run the test file ``source`` against ``implementation``: every test in it must pass."""
+    job = student_tests_job(CHAPTER, textwrap.dedent(source), implementation, 60.0)
+    result = pool.run(job)
+    failed = {o.name: o.detail for o in result.outcomes if o.status != "passed"}
+    assert result.status == "completed" and not failed and result.outcomes, (
+        result.message,
+        failed,
+        result.output,
+    )
+
+
+def test_the_contracts_errors_come_back_as_themselves(pool: WorkerPool) -> None:
+    passes(
+        pool,
+        REFERENCE,
+        """
+        import pytest
+        from radix import ROOT, RadixTree
+
+        def test_errors():
+            with pytest.raises(ValueError):
+                RadixTree(0)
+            tree = RadixTree(1)
+            with pytest.raises(KeyError) as missing:
+                tree.key(999)
+            assert missing.type is KeyError and str(missing.value) == repr(missing.value.args[0])
+            with pytest.raises(ValueError):
+                tree.insert([1, 2], ["a"])
+            node, _ = tree.insert([1], ["a"])
+            with pytest.raises(RuntimeError):
+                tree.unlock(node)
+            assert tree.key(node) == (1,) and tree.values(node) == ("a",)
+            assert tree.children(ROOT) == [node] and tree.parent(ROOT) is None
+        """,
+    )
+
+
+def test_the_stubs_not_implemented_is_not_implemented(pool: WorkerPool) -> None:
+    passes(
+        pool,
+        STUB,
+        """
+        import pytest
+        from radix import RadixTree
+
+        def test_stub():
+            with pytest.raises(NotImplementedError):
+                RadixTree(1).insert([1], ["a"])
+        """,
+    )
+
+
+def test_callbacks_run_here_in_order_and_may_call_the_tree(pool: WorkerPool) -> None:
+    passes(
+        pool,
+        REFERENCE,
+        """
+        import copy
+        import pytest
+        from radix import RadixTree
+
+        def test_on_evict():
+            tree = RadixTree[str](1)
+            tree.insert([1], ["a"])
+            tree.insert([2], ["b"])
+            seen = []
+            def on_evict(value):
+                seen.append((value, len(tree)))
+            assert tree.evict(5, on_evict) == 2
+            assert [value for value, _ in seen] == ["a", "b"]
+
+        def test_an_error_in_the_callback_reaches_the_test():
+            tree = RadixTree(1)
+            tree.insert([1], ["a"])
+            def refuse(value):
+                raise LookupError("no thanks")
+            with pytest.raises(LookupError, match="no thanks"):
+                tree.evict(1, refuse)
+
+        def test_a_copy_is_a_tree_of_its_own():
+            tree = RadixTree(1)
+            tree.insert([1], ["a"])
+            twin = copy.deepcopy(tree)
+            twin.insert([2], ["b"])
+            assert (len(tree), len(twin)) == (1, 2)
+        """,
+    )
+
+
+def test_other_errors_and_objects_are_implementation_errors(pool: WorkerPool) -> None:
+    odd = REFERENCE.replace(
+        "    def lru_order(self) -> list[NodeId]:",
+        "    def lru_order(self) -> list[NodeId]:\n        return set()\n\n"
+        "    def _unused(self) -> list[NodeId]:",
+    ).replace(
+        "    def node_count(self) -> int:",
+        "    def node_count(self) -> int:\n        raise TypeError('not today')\n\n"
+        "    def _unused_count(self) -> int:",
+    )
+    passes(
+        pool,
+        odd.replace("class RadixTree(Generic[V]):", "class RadixTree:"),
+        """
+        import pytest
+        from grader.sandbox.proxy import ImplementationError
+        from radix import RadixTree
+
+        def test_odd():
+            tree = RadixTree[int](1)  # subscriptable although this tree is not Generic
+            with pytest.raises(ImplementationError, match="cannot cross"):
+                tree.lru_order()
+            with pytest.raises(ImplementationError, match="raised TypeError: not today"):
+                tree.node_count()
+            with pytest.raises(TypeError, match="cannot cross"):
+                tree.insert([1], [object()])
+        """,
+    )
