@@ -246,6 +246,9 @@ allowed where the only use of it is ``request.param`` (a parametrized fixture)."
 GENERIC_BUILTINS = frozenset({"list", "dict", "tuple", "set", "frozenset", "type"})
 """Builtins whose subscripts are types: ``list["..."]`` holds a forward reference too."""
 MAIN_GUARD = "__main__"
+STRING_NESTING = 4
+"""How deep strings in strings are read as code; deeper is refused, since typing evaluates a
+forward reference inside a forward reference too."""
 RECURSION_LIMIT = 20_000
 """Deep enough for the deepest expression Python itself parses (about 3,000 levels)."""
 
@@ -800,7 +803,8 @@ class _Rules(ast.NodeVisitor):
         ``functools.singledispatch`` the annotations they read. In a type any
         Python string counts; elsewhere only one that calls or reads something.
         """
-        if self.in_string_code > 4:
+        if self.in_string_code >= STRING_NESTING:
+            self._flag(node, "a string nested this deep in strings is not allowed: write the code")
             return
         try:
             parsed = ast.parse(text.strip(), mode="eval")

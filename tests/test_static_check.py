@@ -32,6 +32,14 @@ def violations(source: str) -> list[str]:
     return [v.describe("t") for v in found]
 
 
+def nested_forward_reference(depth: int) -> str:
+    """``list['list["...int..."]']``: a type whose forward references nest ``depth`` deep."""
+    inner = "int"
+    for _ in range(depth):
+        inner = f"list[{inner!r}]"
+    return inner
+
+
 HONEST = {
     "a local variable named id": """
         from radix import RadixTree
@@ -124,6 +132,7 @@ HONEST = {
         def test_x(n):
             assert n
         """,
+    "forward references nested three deep": f"T = {nested_forward_reference(3)}\n",
     "a 496-term sum": "def test_x():\n    total = " + " + ".join(["1"] * 496) + "\n",
 }
 
@@ -159,6 +168,10 @@ REFUSED = {
     "TypeVar bound as code": (
         'from typing import TypeVar\nT = TypeVar("T", bound="eval(\'1\')")\n',
         "t line 2: 'eval' is not allowed",
+    ),
+    "forward references nested deeper than the check reads": (
+        f"T = {nested_forward_reference(7)}\n",
+        "t line 1: a string nested this deep in strings is not allowed",
     ),
     "a forward reference built at run time": (
         'import typing\nT = typing.List["op" + "en(1)"]\n',
