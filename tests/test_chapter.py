@@ -25,7 +25,7 @@ from grader import cli
 from grader.catalog import load_chapter
 from grader.chapter_text import BLOCK, BLOCKS, read_chapter_text, stale_blocks, without_markers
 from grader.cli import main
-from grader.errors import EXIT_PASS
+from grader.errors import EXIT_PASS, EXIT_USAGE
 
 KIT = Path(__file__).resolve().parents[1]
 CHAPTER = load_chapter()
@@ -279,3 +279,14 @@ def test_start_lists_its_next_steps_whole_at_60_columns(
         f"grader check --submission {quoted}",
         f"grader diff --submission {quoted}",
     ]
+
+
+def test_a_missing_chapter_is_a_broken_kit_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    gone = dataclasses.replace(CHAPTER, text=tmp_path / "no-such-chapter.md")
+    monkeypatch.setattr(cli, "load_chapter", lambda chapter_id: gone)
+    assert main(["chapter"]) == EXIT_USAGE
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("grader: the kit is broken: cannot read ") and err.count("\n") == 1
