@@ -11,11 +11,13 @@ import marshal
 import os
 import textwrap
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import student_tests_job
+from grader.commands.check import course_tests_job, student_tests_job
 from grader.sandbox import wire
 from grader.sandbox.pool import WorkerPool
 
@@ -206,3 +208,24 @@ def test_other_errors_and_objects_are_implementation_errors(pool: WorkerPool) ->
                 tree.insert([1], [object()])
         """,
     )
+
+
+def test_the_implementations_frames_reach_the_course_tests_only(
+    pool: WorkerPool, tmp_path: Path
+) -> None:
+    """An error in a student's radix.py shows its file, line and function in the course tests'
+    report; in a run of a student's test file (against the reference, a mutant) it never does."""
+    broken = REFERENCE.replace(
+        "    def node_count(self) -> int:",
+        "    def node_count(self) -> int:\n        raise TypeError('counted wrong')\n\n"
+        "    def _unused_count(self) -> int:",
+    )
+    line = broken.splitlines().index("        raise TypeError('counted wrong')") + 1
+    source = "from radix import RadixTree\n\ndef test_count():\n    RadixTree(1).node_count()\n"
+    course_file = tmp_path / CHAPTER.course_test_file.name
+    course_file.write_text(source, encoding="utf-8")
+    chapter = replace(CHAPTER, course_test_file=course_file)
+    shown = pool.run(course_tests_job(chapter, broken, 60.0)).detail("test_count")
+    assert f"radix.py:{line}: in node_count\n    raise TypeError('counted wrong')" in shown
+    hidden = pool.run(student_tests_job(CHAPTER, source, broken, 60.0)).detail("test_count")
+    assert "counted wrong" in hidden and "\nradix.py:" not in "\n" + hidden

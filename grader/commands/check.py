@@ -254,6 +254,7 @@ def chapter_interface(chapter: Chapter, course_tests: bool = False) -> Interface
         members=chapter.members,
         exceptions=chapter.exceptions,
         private=chapter.course_tests_also_call if course_tests else (),
+        frames=course_tests,
     )
 
 

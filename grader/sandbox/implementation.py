@@ -27,8 +27,10 @@ from __future__ import annotations
 import builtins
 import copy
 import inspect
+import linecache
 import os
 import sys
+import traceback
 import types
 from collections.abc import Callable
 from typing import Any
@@ -50,11 +52,18 @@ class Contract:
     """What the tests may reach: the module's public names and each class's members."""
 
     def __init__(
-        self, module: str, members: dict[str, list[str]] | None, private: list[str]
+        self,
+        module: str,
+        members: dict[str, list[str]] | None,
+        private: list[str],
+        frames: bool = False,
     ) -> None:
         self.module = module
         self.members = members
         self.private = private
+        self.frames = frames
+        """Whether an error brings the module's own frames back (course-test runs only, where
+        the module is the student's own: a reference's or mutant's lines never leave)."""
 
 
 def read_source(fd: int) -> bytes:
@@ -75,6 +84,8 @@ def load(source: bytes, name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = f"{name}.py"
     sys.modules[name] = module
+    text = source.decode("utf-8-sig", "replace").splitlines(keepends=True)
+    linecache.cache[f"{name}.py"] = (len(source), None, text, f"{name}.py")
     code = compile(source, f"{name}.py", "exec", dont_inherit=True)
     exec(code, module.__dict__)
     return module
@@ -129,8 +140,10 @@ def _member_kinds(cls: type, members: list[str]) -> list[list[str]]:
     return kinds
 
 
-def exception_record(error: BaseException) -> list[Any]:
-    """``error`` as plain data: its nearest built-in type, its arguments if plain, its text."""
+def exception_record(error: BaseException, frames_of: str | None = None) -> list[Any]:
+    """``error`` as plain data: its nearest built-in type, its arguments if plain, its text,
+    its own type's name, and the frames of file ``frames_of`` it passed through (line,
+    function, the line's text), outermost first."""
     base = next(c for c in type(error).__mro__ if getattr(builtins, c.__name__, None) is c)
     arguments: Any = list(error.args)
     try:
@@ -143,7 +156,17 @@ def exception_record(error: BaseException) -> list[Any]:
         text = str(error)
     except Exception:
         text = "(its message could not be read)"
-    return [base.__name__, arguments, text, type(error).__name__]
+    frames = [
+        [
+            frame.lineno or 0,
+            frame.name,
+            linecache.getline(frame.filename, frame.lineno or 0).rstrip(),
+        ]
+        for frame in traceback.extract_tb(error.__traceback__)
+        if frames_of is not None and frame.filename == frames_of
+        for lineno in [frame.lineno or 0]
+    ]
+    return [base.__name__, arguments, text, type(error).__name__, frames]
 
 
 class Server:
@@ -184,7 +207,8 @@ class Server:
         except wire.NotPlainData as error:
             frame = wire.encode(["not-plain", str(error)])
         except BaseException as error:
-            frame = wire.encode(["raise", *exception_record(error)])
+            own = f"{self.contract.module}.py" if self.contract.frames else None
+            frame = wire.encode(["raise", *exception_record(error, own)])
         wire.send_frame(self.replies, frame)
 
     def carry_out(self, kind: str, message: list[Any]) -> Any:
@@ -314,7 +338,8 @@ def run(
         module = load(source, contract.module)
         offered = describe(module, names, contract)
     except BaseException as error:
-        wire.send(replies, ["import-failed", *exception_record(error)])
+        own = f"{contract.module}.py" if contract.frames else None
+        wire.send(replies, ["import-failed", *exception_record(error, own)])
         return
     del source
     wire.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])

@@ -117,6 +117,8 @@ class Interface:
     members: tuple[tuple[str, tuple[str, ...]], ...]
     exceptions: tuple[str, ...]
     private: tuple[str, ...] = ()
+    frames: bool = False
+    """Whether an error in the implementation shows its frames (the course tests' runs)."""
 
     def contract(self) -> dict[str, Any]:
         """The interface as the zygote reads it."""
@@ -125,6 +127,7 @@ class Interface:
             "members": {cls: list(members) for cls, members in self.members},
             "exceptions": list(self.exceptions),
             "private": list(self.private),
+            "frames": self.frames,
         }
 
 
@@ -133,6 +136,7 @@ ANY_INTERFACE: dict[str, Any] = {
     "members": None,
     "exceptions": ["BaseException"],
     "private": [],
+    "frames": False,
 }
 """A job without an interface: every public name and member, every exception as itself."""
 

@@ -29,8 +29,10 @@ module under plain pytest.
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib.abc
 import importlib.machinery
+import linecache
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -40,6 +42,10 @@ from grader.sandbox import wire
 from grader.sandbox.implementation import walk
 
 T = TypeVar("T")
+FRAME_LIMIT = 50
+LINE_LIMIT = 300
+LINE_NUMBER_LIMIT = 100_000
+"""Bounds on the frames an implementation's error may bring back (they are its own to show)."""
 
 
 class ImplementationError(Exception):
@@ -76,7 +82,8 @@ class _Connection:
                 if kind == "callback":
                     self._call_back(callbacks, reply[1], reply[2])
                     continue
-                raise self._error(reply)
+                frames = reply[5] if kind == "raise" else []
+                raise_through(frames, self._error(reply), self.module)
         except wire.WireError as error:
             self.gone = f"the {self.module} process stopped answering: it sent {error}"
             raise ImplementationError(self.gone) from None
@@ -115,7 +122,7 @@ class _Connection:
 
 def rebuild(record: list[Any], passed: tuple[type, ...], module: str) -> BaseException:
     """The exception to raise here for an implementation's error record."""
-    base_name, arguments, text, own_name = record
+    base_name, arguments, text, own_name, _ = record
     found = getattr(builtins, str(base_name), None)
     if isinstance(found, type) and issubclass(found, passed) and issubclass(found, BaseException):
         base: type[BaseException] = found
@@ -129,6 +136,65 @@ def rebuild(record: list[Any], passed: tuple[type, ...], module: str) -> BaseExc
                 pass
         return base(text)
     return ImplementationError(f"{module} raised {own_name}: {text}")
+
+
+def raise_through(frames: list[Any], error: BaseException, module: str) -> None:
+    """Raise ``error`` from frames named as the implementation's were (``radix.py:58 in
+    __init__``), so that a report shows where in the student's file it happened.
+
+    ``frames`` come only from course-test runs, where the implementation is
+    the student's own: its lines are put in ``linecache`` for the report.
+    """
+    __tracebackhide__ = True
+    filename = f"{module}.py"
+    try:
+        raiser = _stand_in_frames(frames, error, filename)
+    except Exception:
+        raiser = None
+    if raiser is None:
+        raise error
+    raiser()
+
+
+def _stand_in_frames(
+    frames: list[Any], error: BaseException, filename: str
+) -> Callable[[], None] | None:
+    """A function raising ``error`` through one stand-in frame per entry of ``frames``."""
+    frames = [
+        (int(lineno), str(name), str(line)[:LINE_LIMIT])
+        for lineno, name, line in frames[:FRAME_LIMIT]
+        if 0 < int(lineno) <= LINE_NUMBER_LIMIT
+    ]
+    if not frames:
+        return None
+    entry = linecache.cache.get(filename, ())
+    lines: list[str] = list(entry[2]) if len(entry) == 4 else []
+    raiser: Callable[[], None] | None = None
+    for lineno, name, line in reversed(frames):
+        while len(lines) < lineno:
+            lines.append("\n")
+        lines[lineno - 1] = f"{line}\n"  # the student's own line, shown back to them
+        code = compile(_stand_in_line(lineno, line, raiser is None), filename, "exec")
+        namespace: dict[str, Any] = {}
+        exec(code, namespace)
+        function = namespace["_f"]
+        function.__code__ = function.__code__.replace(co_name=name, co_qualname=name)
+        raiser = functools.partial(function, error if raiser is None else raiser)
+    linecache.cache[filename] = (0, None, lines, filename)
+    return raiser
+
+
+def _stand_in_line(lineno: int, line: str, raises: bool) -> str:
+    """Source whose function ``_f`` raises ``_next`` (or calls it) on line ``lineno``, spanning
+    the columns the real ``line`` spans there, so a report marks no part of it."""
+    indent = len(line) - len(line.lstrip())
+    width = len(line) - indent
+    statement = "raise (_next)" if raises else "(_next)()"
+    if width > len(statement):
+        statement = statement[:-1] + " " * (width - len(statement)) + statement[-1]
+    if lineno < 2 or indent == 0:
+        return "\n" * (lineno - 1) + f"def _f(_next): {statement}\n"
+    return "\n" * (lineno - 2) + f"def _f(_next):\n{' ' * indent}{statement}\n"
 
 
 _PLAIN = (int, str, bool, float, type(None), tuple, list)
@@ -256,7 +322,8 @@ class _Finder(importlib.abc.MetaPathFinder):
             else:
                 self.names = self._build(hello[1])
         if self.failure is not None:
-            raise rebuild(self.failure, (BaseException,), self.connection.module)
+            failed = rebuild(self.failure, (BaseException,), self.connection.module)
+            raise_through(self.failure[4], failed, self.connection.module)
         assert self.names is not None
         return self.names
 

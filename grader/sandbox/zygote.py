@@ -429,7 +429,9 @@ def _implementation_child(
     own = folder / "implementation"
     _isolate(own, folder, (source_fd, requests, replies), float(job["time_limit"]), cpu)
     contract = job["contract"]
-    terms = implementation.Contract(str(job["module"]), contract["members"], contract["private"])
+    terms = implementation.Contract(
+        str(job["module"]), contract["members"], contract["private"], bool(contract.get("frames"))
+    )
     implementation.run(source_fd, requests, replies, terms, contract["names"])
 
 
