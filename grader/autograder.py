@@ -23,6 +23,7 @@ from grader.locate import RefusedSubmission, locate
 from grader.output.files import write_atomically
 from grader.output.gradescope import gradescope_json, not_graded_json, refused_json
 from grader.output.terminal import render_check
+from grader.sandbox.confine import ISOLATION_CHOICES
 
 
 def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -> bool:
@@ -57,8 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m grader.autograder --root /autograder``: what ``run_autograder`` runs."""
     parser = argparse.ArgumentParser(prog="python -m grader.autograder", description=__doc__)
     parser.add_argument("--root", type=Path, default=Path("/autograder"))
+    parser.add_argument(
+        "--isolation",
+        choices=list(ISOLATION_CHOICES),
+        default="best",
+        help="as for grader check: below it, no grade, and results.json says why",
+    )
     args = parser.parse_args(argv)
-    graded = run_autograder(args.root, load_chapter(DEFAULT_CHAPTER))
+    limits = Limits(isolation=ISOLATION_CHOICES[args.isolation])
+    graded = run_autograder(args.root, load_chapter(DEFAULT_CHAPTER), limits)
     return 0 if graded else 1
 
 

@@ -7,10 +7,14 @@ on stderr with its exit code; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -25,7 +29,14 @@ from grader.commands.check import Limits, check
 from grader.commands.diff import diff_against_reference
 from grader.commands.release import build_release
 from grader.commands.tdd import run_tdd
-from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE, GraderError
+from grader.errors import (
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_PASS,
+    EXIT_USAGE,
+    GraderError,
+    GraderStopped,
+)
 from grader.output.audit import audit_mutation_report_json, audit_to_json
 from grader.output.check_json import report_to_json
 from grader.output.files import ReportFiles, with_mutant_titles, write_atomically, write_reports
@@ -43,6 +54,7 @@ from grader.output.terminal import (
     render_tdd,
 )
 from grader.roster import read_roster
+from grader.sandbox.confine import ISOLATION_CHOICES
 from grader.submission import DEFAULT_FOLDER, start_submission
 
 Command = Callable[[argparse.Namespace, Chapter, Console], int]
@@ -90,7 +102,9 @@ def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> in
 def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     chapter = with_mutant_titles(chapter, args.mutant_titles)
     limits = Limits(
-        course_tests=args.time_limit, student_tests=args.tests_time_limit or args.time_limit
+        course_tests=args.time_limit,
+        student_tests=args.tests_time_limit or args.time_limit,
+        isolation=ISOLATION_CHOICES[args.isolation],
     )
     progress = progress_bar()
     with progress:
@@ -111,6 +125,12 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 
 def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    if args.submission is not None and ISOLATION_CHOICES[args.isolation] != "none":
+        raise GraderError(
+            "grader audit --submission runs the submission's tests under mutmut, outside the "
+            "sandbox, so it cannot confine them: it refuses any --isolation but best; audit "
+            "only tests you trust"
+        )
     progress = progress_bar()
     with progress:
         task = progress.add_task("audit", total=None)
@@ -132,7 +152,11 @@ def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 
 def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    limits = Limits(course_tests=args.time_limit, student_tests=args.time_limit)
+    limits = Limits(
+        course_tests=args.time_limit,
+        student_tests=args.time_limit,
+        isolation=ISOLATION_CHOICES[args.isolation],
+    )
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
@@ -234,6 +258,17 @@ def _add_jobs(sub: argparse.ArgumentParser, default: int | None, help_text: str)
     sub.add_argument("--jobs", type=_count, default=default, metavar="N", help=help_text)
 
 
+def _add_isolation(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--isolation",
+        choices=list(ISOLATION_CHOICES),
+        default="best",
+        help="best: confine student code as far as this machine allows (default); required: "
+        "exit 2 without grading unless student code runs as another user (the grader must "
+        "be root); namespaces: also require its own PID, network and mount namespaces",
+    )
+
+
 def _add_json_and_mutation_report(sub: argparse.ArgumentParser) -> None:
     """The two report files ``check`` and ``audit`` both write."""
     sub.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
@@ -320,6 +355,7 @@ def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
         "the catalog says (default)",
     )
     _add_time_limit(sub, "time limit of the course tests and of your tests on the reference")
+    _add_isolation(sub)
     sub.add_argument(
         "--tests-time-limit",
         type=_seconds,
@@ -369,6 +405,7 @@ def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
         "class.html and .json (default reports)",
     )
     _add_jobs(sub, 2, "submissions graded at once (default 2)")
+    _add_isolation(sub)
     _add_time_limit(
         sub, "time limit of the course tests and of each student's tests on the reference"
     )
@@ -459,6 +496,7 @@ def _add_audit(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     suite.add_argument(
         "--submission", type=Path, metavar="DIR", help="audit the tests of this submission folder"
     )
+    _add_isolation(sub)
     _add_json_and_mutation_report(sub)
     sub.add_argument(
         "--function",
@@ -498,6 +536,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP unwind the command as Ctrl-C does, so every
+    cleanup runs; a signal ignored before (``nohup``) stays ignored. The handlers in place
+    before come back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
+    for number, handler in before.items():
+        if handler == signal.SIG_DFL:
+            signal.signal(number, _raise_stopped)
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            if handler == signal.SIG_DFL:
+                signal.signal(number, handler)
+
+
+def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    raise GraderStopped(signum)
+
+
 def _stage_first(argv: list[str]) -> list[str]:
     """Let ``grader tdd red ds.07`` (the stage first, as ``tox -e red -- ds.07`` writes it)
     mean ``grader tdd ds.07 red``."""
@@ -517,14 +579,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exit_.code or 0)
     console = Console()
     try:
-        chapter = load_chapter(args.chapter if "chapter" in args else DEFAULT_CHAPTER)
-        code: int = args.func(args, chapter, console)
+        with stop_on_signals():
+            chapter = load_chapter(args.chapter if "chapter" in args else DEFAULT_CHAPTER)
+            code: int = args.func(args, chapter, console)
         return code
     except GraderError as error:
         if args.debug:
             traceback.print_exc()
         print(f"grader: {error.message}", file=sys.stderr)
         return error.exit_code
+    except GraderStopped as stopped:
+        name = signal.Signals(stopped.signum).name
+        print(f"grader: stopped by {name}; no files were left behind", file=sys.stderr)
+        return 128 + stopped.signum
     except KeyboardInterrupt:
         print("grader: interrupted; no files were left behind", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -24,3 +24,12 @@ class GraderError(Exception):
 def describe(error: Exception) -> str:
     """One line on ``error``: a ``GraderError``'s own message, else what the exception is."""
     return error.message if isinstance(error, GraderError) else repr(error)
+
+
+class GraderStopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP stopped the grader; it cleans up exactly as for Ctrl-C and exits with
+    128 plus the signal's number, as a shell reports such a stop."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

@@ -13,12 +13,14 @@ import json
 import os
 import socket
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from grader.catalog import kit_root
 from grader.sandbox import confine
 from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolation_level
+from grader.sandbox.pool import LIVE_WORKERS, OTHER_HASH_SEED, Job, WorkerPool
 from grader.sandbox.zygote import descendants
 
 
@@ -136,3 +138,17 @@ def reap_any() -> None:
 def test_a_process_without_the_mark_is_not_taken_for_a_run() -> None:
     assert not confine.is_untrusted(os.getpid())
     assert not confine.is_untrusted(1)
+
+
+def test_workers_run_without_address_randomisation() -> None:
+    """Runs start with the same addresses every time (issue 11, case 7): the warm workers,
+    and so every run forked from them, have layout randomisation off."""
+    with WorkerPool(workers=1) as pool:
+        job = Job("", "test_x.py", "def test_x():\n    pass\n", 30.0, module="radix")
+        assert pool.run(job).all_passed  # the worker is up (it re-runs itself before that)
+        assert pool.run(replace(job, hash_seed=OTHER_HASH_SEED)).all_passed
+        personalities = [
+            int(Path(f"/proc/{pid}/personality").read_text(), 16) for pid in LIVE_WORKERS
+        ]
+        assert pool.isolation == isolation_level()
+    assert personalities and all(value & 0x0040000 for value in personalities)

@@ -27,6 +27,7 @@ import ast
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +37,7 @@ import threading
 import time
 import tomllib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -50,7 +52,9 @@ from grader.commands.check import CheckReport, Limits, check, student_tests_job
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
 from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
 from grader.patching import mutant_sources
-from grader.sandbox.pool import OTHER_HASH_SEED, Job, RunResult, WorkerPool
+from grader.sandbox import confine
+from grader.sandbox.confine import LEVELS, IsolationLevel
+from grader.sandbox.pool import LIVE_WORKERS, OTHER_HASH_SEED, Job, RunResult, WorkerPool
 from grader.sandbox.zygote import MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
 from grader.static_check import check_test_source
 
@@ -96,6 +100,17 @@ def fast_chapter(
         mutants=tuple(m for m in CHAPTER.mutants if m.id in mutants),
         wheats=CHAPTER.wheats if wheats else (),
     )
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """A fresh folder that confined runs can reach and write, as /tmp itself (mode 1777):
+    pytest's own lies in a folder only its user may enter, and the tests here exchange
+    files with the runs they start."""
+    folder = Path(tempfile.mkdtemp(prefix="hostile-", dir="/tmp"))
+    folder.chmod(0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +201,15 @@ def snapshot(path: Path) -> dict[str, str]:
     }
 
 
+def at_level(expected: dict[str, Any], level: IsolationLevel) -> dict[str, Any]:
+    """What the catalogue expects at isolation ``level``: the entries of each ``at_LEVEL``
+    table up to ``level`` replace the plain ones (a confined run meets a wall sooner)."""
+    merged = {key: value for key, value in expected.items() if not key.startswith("at_")}
+    for reached in LEVELS[: LEVELS.index(level) + 1]:
+        merged.update(expected.get(f"at_{reached}", {}))
+    return merged
+
+
 def messages(report: CheckReport, where: str) -> list[str]:
     if where == "course":
         return [report.course_tests.problem or ""]
@@ -205,17 +229,23 @@ def assert_expected(report: CheckReport, expected: dict[str, Any]) -> None:
 
 
 def stray_processes() -> list[str]:
-    """Processes below this one other than the pools' workers (this process's own children)."""
-    me = os.getpid()
+    """Processes below this one other than the pools' workers and what they hold between runs.
+
+    The grader (here, this process) is a child subreaper: a run's process whose
+    worker died is handed here, so a stray may be a child of this very process.
+    """
     strays = []
-    for pid in descendants(me):
+    for pid in descendants(os.getpid()):
         try:
             stat = Path(f"/proc/{pid}/stat").read_bytes()
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
-        if int(stat[stat.rfind(b")") + 2 :].split()[1]) != me:
+        parent = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        if pid not in LIVE_WORKERS and parent not in LIVE_WORKERS:
             strays.append(f"{pid}: {cmdline.decode(errors='replace')}")
+        elif parent in LIVE_WORKERS and confine.is_untrusted(pid):
+            strays.append(f"{pid} (a run's, between runs): {cmdline.decode(errors='replace')}")
     return strays
 
 
@@ -267,7 +297,7 @@ def test_hostile_submission_gets_its_verdict_and_message(
     started = time.monotonic()
     report = check(chapter, folder, LIMITS, pool=pool)
     assert time.monotonic() - started < CHECK_SECONDS
-    assert_expected(report, case)
+    assert_expected(report, at_level(case, pool.isolation))
     assert snapshot(folder) == before
     assert stray_processes() == []
 
@@ -283,7 +313,7 @@ def test_run_time_layers_hold_without_the_static_check(
     """With layer 1 off the hostile code runs, and still earns no kill."""
     folder = lay_out(case, tmp_path)
     report = check(tiny_chapter, folder, LIMITS, pool=pool)
-    assert_expected(report, case["runtime"])
+    assert_expected(report, at_level(case["runtime"], pool.isolation))
     assert report.mutation is None or report.mutation.killed == 0
     assert stray_processes() == []
 
@@ -427,10 +457,15 @@ def test_a_run_that_ends_early_is_crashed_not_passed(pool: WorkerPool) -> None:
 
 
 def test_a_test_that_kills_its_worker_crashes_only_its_own_run(pool: WorkerPool) -> None:
-    """Layer 4: killing the parent (the worker) is a crashed run; the pool carries on."""
+    """Layer 4: killing the parent (the worker) is a crashed run; the pool carries on. Where
+    runs are confined to another user, the test cannot signal the worker at all."""
     result = run(pool, "import os, signal\ndef test_x():\n    os.kill(os.getppid(), 9)\n")
-    assert result.status == "crashed"
-    assert result.message == "the test process killed its parent, the grader's worker"
+    if pool.isolation == "none":
+        assert result.status == "crashed"
+        assert result.message == "the test process killed its parent, the grader's worker"
+    else:
+        assert result.status == "completed" and result.outcome("test_x") == "failed"
+        assert "PermissionError" in result.detail("test_x")
     assert run(pool, "def test_x():\n    pass\n").all_passed
     assert stray_processes() == []
 
@@ -511,6 +546,83 @@ def test_no_run_sees_what_an_earlier_run_left(pool: WorkerPool, tmp_path: Path) 
     assert not any(Path(place).exists() for place in places)
 
 
+def test_a_confined_run_cannot_write_the_kit_or_the_reports(
+    pool: WorkerPool, tmp_path: Path
+) -> None:
+    """Confined to another user, a run can write neither into the kit nor beside a report
+    the grader writes (a folder of the grader's user); unconfined it could, which is what
+    the README says of the level ``none``."""
+    reports = tmp_path / "reports"
+    reports.mkdir(mode=0o755)
+    targets = [KIT / "grader" / f"written-by-a-run-{os.getpid()}", reports / "results.json"]
+    result = run(
+        pool,
+        f"""
+        def test_write():
+            for target in {[str(target) for target in targets]!r}:
+                with open(target, "w") as out:
+                    out.write("forged")
+        """,
+    )
+    written = [target for target in targets if target.exists()]
+    for target in written:
+        target.unlink()
+    if pool.isolation == "none":
+        assert result.all_passed and written == targets
+    else:
+        assert result.outcome("test_write") == "failed" and written == []
+        assert "PermissionError" in result.detail("test_write")
+
+
+def test_the_kits_reference_is_out_of_sight_of_a_confined_run(pool: WorkerPool) -> None:
+    """At the ``namespaces`` level a run finds the kit's reference, mutants and wheats empty,
+    even by the path the grader's own package gives away; below it they can be read."""
+    result = run(
+        pool,
+        """
+        import os
+        import grader
+        KIT = os.path.dirname(os.path.dirname(grader.__file__))
+        def test_look():
+            seen = {name: sorted(os.listdir(os.path.join(KIT, name)))
+                    for name in ("reference", "mutants", "wheats")}
+            assert all(seen.values()), seen
+        """,
+    )
+    if pool.isolation == "namespaces":
+        assert result.outcome("test_look") == "failed"
+        assert "{'reference': [], 'mutants': [], 'wheats': []}" in result.detail("test_look")
+    else:
+        assert result.all_passed
+
+
+def test_kill_minus_one_reaches_only_its_own_run(pool: WorkerPool) -> None:
+    """``kill(-1, SIGKILL)`` (every process the caller may signal but itself and init) from
+    a confined run reaches neither the grader nor its workers. In a PID namespace it reaches
+    nothing but the run's own processes, so a run on the other worker at the same time
+    passes; at the ``uid`` level it kills that run (the README says so). Unconfined it
+    would kill every process of the user running the tests, so it is not tried there; the
+    level is then ``none``, as asserted."""
+    if pool.isolation == "none":
+        assert confine.isolation_level() == "none" and os.geteuid() != 0
+        return
+    slow = "import time\ndef test_slow():\n    time.sleep(3)\n"
+    killer = """
+        import contextlib, os, time
+        def test_kill():
+            time.sleep(1)
+            with contextlib.suppress(ProcessLookupError):  # none it may signal
+                os.kill(-1, 9)
+        """
+    with ThreadPoolExecutor(2) as threads:
+        bystander = threads.submit(run, pool, slow)
+        time.sleep(0.3)
+        assert threads.submit(run, pool, killer).result().all_passed
+        assert bystander.result().all_passed == (pool.isolation == "namespaces")
+    assert run(pool, "def test_x():\n    pass\n").all_passed
+    assert stray_processes() == []
+
+
 def test_a_listening_socket_is_closed_with_its_run(pool: WorkerPool, tmp_path: Path) -> None:
     """A test that listens on a local port and hangs is stopped; the port is free again."""
     port_file = tmp_path / "port"
@@ -574,7 +686,7 @@ def test_memory_is_bounded(pool: WorkerPool, tmp_path: Path) -> None:
         def test_memory():
             blocks = []
             while True:
-                blocks.append(bytearray(16 * 1024 * 1024))
+                blocks.append(bytearray(1024 * 1024 * 1024))  # at once: no race with the clock
         """,
     )
     assert result.outcome("test_memory") == "failed" and "MemoryError" in result.detail(
@@ -649,9 +761,35 @@ def test_the_report_is_the_graders_even_if_a_test_forges_one(
     assert report.read_text(encoding="utf-8") == written
     data = json.loads(written)
     jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
-    assert data["verdict"] == "fail" and data["mutation"]["killed"] == 0
+    assert data["verdict"] == "fail"
+    # Confined, the forging test cannot write outside its folder and fails on the reference.
+    assert data["mutation"] is None or data["mutation"]["killed"] == 0
     assert sorted(p.name for p in report.parent.iterdir()) == ["results.json"]
     assert stray_processes() == []
+
+
+def test_a_process_left_by_radix_py_never_rewrites_the_report(tmp_path: Path) -> None:
+    """Issue 11, case 5, as a student would run it: ``grader check --json`` on a radix.py
+    that leaves a detached, re-executed process and kills its worker. Once the grader
+    has exited, no process of the submission is left and the report stays the grader's."""
+    case = next(case for case in CASES if case["name"] == "orphan_rewrites_report")
+    folder = lay_out(case, tmp_path)
+    report = tmp_path / "out" / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "check", "--submission", folder, "--json", report],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == EXIT_FAIL, done.stderr
+    written = report.read_text(encoding="utf-8")
+    assert wait_until_gone("orphan-rewrites-report", seconds=1.0) == []
+    time.sleep(1.0)  # the process polled every 50 ms for the grader to be gone
+    assert report.read_text(encoding="utf-8") == written
+    data = json.loads(written)
+    assert data["verdict"] == "fail" and data["course_tests"]["passed"] == 0
+    assert sorted(p.name for p in report.parent.iterdir()) == ["report.json"]
 
 
 def six_required_tests(folder: Path) -> Path:
@@ -695,6 +833,23 @@ def test_the_same_submission_gives_byte_identical_reports_20_times(
         assert report.verdict == "pass", report_to_json(report, CHAPTER)
         reports.add(without_timings(report))
     assert len(reports) == 1
+
+
+def test_a_set_order_dependent_submission_gets_the_same_report_20_times(
+    tiny_chapter: Chapter, pool: WorkerPool, tmp_path: Path
+) -> None:
+    """Issue 11, case 7: a test whose outcome on a mutant follows the order of a set of plain
+    objects (their addresses). Graded 20 times on warm workers that ran other jobs in
+    between, and once more on workers of its own, it gets the same report every time:
+    runs have address-space layout randomisation off and start from the same memory."""
+    folder = lay_out(next(case for case in CASES if case["name"] == "set_order"), tmp_path)
+    reports = set()
+    for number in range(20):
+        reports.add(without_timings(check(tiny_chapter, folder, LIMITS, pool=pool)))
+        if number % 5 == 0:  # other jobs in between change the workers' own memory
+            assert run(pool, "def test_x():\n    assert [object() for _ in range(99)]\n").all_passed
+    reports.add(without_timings(check(tiny_chapter, folder, LIMITS)))
+    assert len(reports) == 1, reports
 
 
 def test_two_checks_at_once_on_one_submission_do_not_interfere(
@@ -765,8 +920,19 @@ def test_two_grader_processes_at_once_agree_and_change_neither_kit_nor_submissio
     assert list(scratch.iterdir()) == []
 
 
-def test_ctrl_c_leaves_no_file_no_process_and_an_unchanged_submission(tmp_path: Path) -> None:
-    """SIGINT while runs are in flight: exit 130, one line, nothing left, nothing changed."""
+STOPS = [
+    (signal.SIGINT, EXIT_INTERRUPTED, "grader: interrupted; no files were left behind"),
+    (signal.SIGTERM, 128 + signal.SIGTERM, "grader: stopped by SIGTERM; no files were left behind"),
+    (signal.SIGHUP, 128 + signal.SIGHUP, "grader: stopped by SIGHUP; no files were left behind"),
+]
+
+
+@pytest.mark.parametrize(("signum", "code", "line"), STOPS, ids=lambda value: str(value)[:7])
+def test_a_stop_signal_leaves_no_file_no_process_and_an_unchanged_submission(
+    tmp_path: Path, signum: int, code: int, line: str
+) -> None:
+    """SIGINT, SIGTERM or SIGHUP while runs are in flight: one line, exit 128 + the signal
+    (130 for Ctrl-C), no scratch file, no process, the submission unchanged."""
     folder = six_required_tests(tmp_path / "submission")
     before = snapshot(folder)
     scratch = tmp_path / "tmp"
@@ -785,13 +951,13 @@ def test_ctrl_c_leaves_no_file_no_process_and_an_unchanged_submission(tmp_path: 
             assert time.monotonic() < deadline and process.poll() is None
             time.sleep(0.05)
         time.sleep(0.3)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, stderr = process.communicate(timeout=15)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == EXIT_INTERRUPTED
-    assert stderr.strip().splitlines() == ["grader: interrupted; no files were left behind"]
+    assert process.returncode == code
+    assert stderr.strip().splitlines() == [line]
     assert list(scratch.iterdir()) == []
     assert wait_until_gone(str(scratch)) == []
     assert not report.exists() and list(tmp_path.glob("*.partial")) == []

@@ -181,7 +181,7 @@ def grade_batch(
     copies = _CopyFinder(chapter, limits) if chapter.similarity is not None else None
     similarity, similarity_seconds = None, 0.0
     with (
-        WorkerPool() as pool,
+        WorkerPool(minimum=limits.isolation) as pool,
         ThreadPoolExecutor(max(1, jobs)) as threads,
         ThreadPoolExecutor(1) as beside,
     ):

@@ -26,6 +26,7 @@ from typing import Literal
 
 from grader.catalog import Chapter, Mutant
 from grader.patching import apply_patch, mutant_sources
+from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.pool import (
     FIXED_HASH_SEED,
     OTHER_HASH_SEED,
@@ -63,6 +64,10 @@ class Limits:
     student_tests: float = 60.0
     mutant_floor: float = 5.0
     mutant_factor: float = 5.0
+    isolation: IsolationLevel = "none"
+    """The least isolation the runs must get (``grader.sandbox.confine``): below it the
+    check raises ``GraderError`` (exit 2) before grading; ``none`` takes what the machine
+    gives."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,8 @@ class CheckReport:
     """The submission's files that are the kit's stub or test skeleton, unchanged."""
     graded_at: str = field(default="", compare=False)
     """When the check ran (UTC, ISO 8601): with ``timings``, all that differs between runs."""
+    isolation: IsolationLevel = "none"
+    """The isolation level the runs got (``grader.sandbox.confine``)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -298,7 +305,7 @@ def check(
     otherwise the check starts its own and closes it when done.
     """
     if pool is None:
-        with WorkerPool() as own_pool:
+        with WorkerPool(minimum=limits.isolation) as own_pool:
             return check(chapter, folder, limits, progress, own_pool)
     started = time.monotonic()
     graded_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -342,6 +349,7 @@ def check(
         files=files,
         unmodified=unmodified_files(chapter, submission),
         graded_at=graded_at,
+        isolation=pool.isolation,
     )
 
 

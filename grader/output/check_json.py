@@ -33,6 +33,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         "chapter": report.chapter,
         "kit_version": __version__,
         "verdict": report.verdict,
+        "isolation": report.isolation,
         "grade": {
             "points": points.points,
             "scale": points.scale,

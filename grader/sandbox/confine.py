@@ -50,6 +50,15 @@ IsolationLevel = Literal["none", "uid", "namespaces"]
 LEVELS: tuple[IsolationLevel, ...] = ("none", "uid", "namespaces")
 """Weakest first: a level stops everything the ones before it stop."""
 
+ISOLATION_CHOICES: dict[str, IsolationLevel] = {
+    "best": "none",
+    "required": "uid",
+    "namespaces": "namespaces",
+}
+"""The values of ``--isolation``, each naming the least level the runs must get: ``best``
+takes what the machine gives; ``required`` means student code never runs as the grader's
+user."""
+
 UNTRUSTED_UID = 65534
 UNTRUSTED_GID = 65534
 """``nobody`` and ``nogroup`` on Debian and most distributions."""
@@ -117,6 +126,14 @@ class Confinement:
         return None if self.level == "none" else UNTRUSTED_UID
 
 
+def parse_level(text: str) -> IsolationLevel:
+    """The level named ``text``; ``ValueError`` for any other name."""
+    for level in LEVELS:
+        if level == text:
+            return level
+    raise ValueError(f"unknown isolation level {text!r}: one of {', '.join(LEVELS)}")
+
+
 def level_at_least(level: IsolationLevel, minimum: IsolationLevel) -> bool:
     return LEVELS.index(level) >= LEVELS.index(minimum)
 
@@ -147,7 +164,6 @@ def _try_level(level: IsolationLevel) -> bool:
     pid = os.fork()
     if pid == 0:
         try:
-            os.setsid()
             here = Path(__file__).parent
             child = fork_confined(Confinement(level, (here,)), Path("/"))
             if child == 0:
@@ -176,8 +192,12 @@ def reachable(path: Path) -> bool:
     return all(folder.stat().st_mode & 0o001 for folder in path.resolve().parents)
 
 
-def fork_confined(confinement: Confinement, workdir: Path) -> int:
+def fork_confined(confinement: Confinement, workdir: Path, new_session: bool = True) -> int:
     """Fork like ``os.fork()``: the child's pid in the parent, 0 in a confined child.
+
+    With ``new_session`` the child leads a session of its own
+    (``os.killpg(pid, ...)`` reaches it and what it starts, unless that
+    leaves the session); else it stays in the caller's.
 
     Call it in a single-threaded process, after making the run's folder
     ``workdir`` writable for ``confinement.uid`` (``hand_over``). At the
@@ -194,6 +214,8 @@ def fork_confined(confinement: Confinement, workdir: Path) -> int:
     if confinement.level != "namespaces":
         pid = os.fork()
         if pid == 0:
+            if new_session:
+                os.setsid()
             _must(_confine_process, confinement)
         return pid
     own_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
@@ -211,6 +233,8 @@ def fork_confined(confinement: Confinement, workdir: Path) -> int:
     if pid != 0:
         return pid
     os.close(own_namespace)
+    if new_session:
+        os.setsid()
     _must(lambda confinement: _enter_namespaces(confinement, workdir), confinement)
     child = os.fork()
     if child == 0:
@@ -331,6 +355,11 @@ def hand_over(paths: Iterable[Path], confinement: Confinement) -> None:
         os.chown(path, confinement.uid, UNTRUSTED_GID, follow_symlinks=False)
 
 
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when its parent ends."""
+    _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+
+
 def become_subreaper() -> None:
     """Have orphaned descendants handed to this process rather than to init, so that it can
     find and kill them; harmless where the kernel lacks it."""
@@ -350,6 +379,60 @@ def is_untrusted(pid: int) -> bool:
             hard = line.split()[4]
             return hard != "unlimited" and int(hard) <= MEMORY_LIMIT_BYTES
     return False
+
+
+def descendants(root: int) -> list[int]:
+    """The pids of the living (not zombie) processes below ``root``, read from /proc."""
+    children: dict[int, list[int]] = {}
+    zombies: set[int] = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                data = stat.read()
+        except OSError:
+            continue
+        # The name in parentheses may itself hold spaces and parentheses.
+        fields = data[data.rfind(b")") + 2 :].split()
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        if fields[0] == b"Z":
+            zombies.add(pid)
+    found: list[int] = []
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return [pid for pid in found if pid not in zombies]
+
+
+def process_state(pid: int) -> str:
+    """The state letter of process ``pid`` (``R``, ``S``, ``T`` stopped, ``Z``...); ``""`` if
+    it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+    except OSError:
+        return ""
+    return data[data.rfind(b")") + 2 :][:1].decode()
+
+
+def kill_by_pidfd(pid: int, only_untrusted: bool = True) -> None:
+    """SIGKILL process ``pid`` through a pidfd, so a pid reused meanwhile is never hit; with
+    ``only_untrusted``, only if the process opened still carries a run's mark."""
+    try:
+        handle = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        if not only_untrusted or is_untrusted(pid):
+            signal.pidfd_send_signal(handle, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
 
 
 def without_address_randomisation() -> None:

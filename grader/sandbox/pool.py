@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import re
+import select
 import shutil
 import signal
 import socket
@@ -22,13 +23,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import IO, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
-from grader.errors import GraderError
+from grader.errors import GraderError, GraderStopped
+from grader.sandbox import confine
+from grader.sandbox.confine import IsolationLevel
 
 RunStatus = Literal["completed", "collection_error", "crashed", "timeout"]
 TestStatus = Literal["passed", "failed", "error", "skipped", "timeout", "not run"]
@@ -36,6 +40,17 @@ TestStatus = Literal["passed", "failed", "error", "skipped", "timeout", "not run
 FIXED_HASH_SEED = 0
 OTHER_HASH_SEED = 12345
 STOP_GRACE_SECONDS = 5.0
+WORKER_GRACE_SECONDS = 10.0
+"""How long past a run's time limit the grader waits for its worker's record: the worker
+kills a run on time itself, so only a stopped, wedged or killed worker ever uses this."""
+WORKER_START_SECONDS = 120.0
+"""How long a new worker may take to import pytest and start its first run."""
+PARENT_KILLED = "the test process killed its parent, the grader's worker"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops the grader the same way: every worker and run killed, every file removed."""
+SWEEP_SECONDS = 10.0
+STOPPED_CHECK_SECONDS = 0.5
+"""How often a worker that has not answered is checked for being stopped (SIGSTOP)."""
 
 
 @dataclass(frozen=True)
@@ -228,7 +243,11 @@ def interpret(record: dict[str, Any]) -> RunResult:
         message = f"stopped after its time limit while running {running or 'the tests'}"
     elif not finished or missing:
         status = "crashed"
-        message = _crash_message(record.get("exit_code"), running)
+        message = (
+            PARENT_KILLED
+            if record.get("parent_killed") is True
+            else _crash_message(record.get("exit_code"), running)
+        )
     else:
         return RunResult("completed", tuple(outcomes[n] for n in collected), "", output, seconds)
     for name in missing:
@@ -295,22 +314,31 @@ class _Zygote:
     """One warm worker process and the pid of the child it is running, if any.
 
     Every worker of a pool has the same command line (it names the pool's
-    scratch folder), so a test cannot tell which worker runs it.
+    scratch folder and isolation level), so a test cannot tell which worker
+    runs it.
 
-    A test can kill its worker (it runs as the same user); the run then
-    counts as crashed and the worker is started again, so one hostile run
-    cannot stop the grading of the others.
+    The grader keeps its own clock: it waits for a run's record no longer
+    than the run's time limit and ``WORKER_GRACE_SECONDS``. A worker that
+    misses it (stopped by a test that could signal it, wedged, silent) is
+    killed with its run, which counts as a timeout; one that dies under a
+    run (killed by its test) gives a crashed run. Either way the worker is
+    started again and the processes its run left are swept, so one hostile
+    run cannot stop the grading of the others.
     """
 
-    def __init__(self, scratch: Path, hash_seed: int, cpu: int | None) -> None:
+    def __init__(
+        self, scratch: Path, hash_seed: int, cpu: int | None, level: IsolationLevel
+    ) -> None:
         self.scratch = scratch
         self.hash_seed = hash_seed
         self.cpu = cpu
+        self.level = level
         self.child_pid: int | None = None
         self.control: socket.socket | None = None
+        self._buffer = b""
         self.process = self._start()
 
-    def _start(self) -> subprocess.Popen[str]:
+    def _start(self) -> subprocess.Popen[bytes]:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "PYTHONHASHSEED": str(self.hash_seed),
@@ -322,20 +350,23 @@ class _Zygote:
         if self.control is not None:
             self.control.close()
         self.control = ours
+        self._buffer = b""
+        command = [sys.executable, "-s", "-P", "-m", "grader.sandbox.zygote", str(self.scratch)]
         with theirs:
-            return subprocess.Popen(
-                [sys.executable, "-s", "-P", "-m", "grader.sandbox.zygote", str(self.scratch)],
+            process = subprocess.Popen(
+                [*command, self.level],
                 stdin=theirs.fileno(),
                 stdout=subprocess.PIPE,
                 env=env,
                 cwd=self.scratch,
                 start_new_session=True,
-                text=True,
             )
+        LIVE_WORKERS.add(process.pid)
+        return process
 
     def run(self, job: Job, closed: threading.Event) -> RunResult:
-        """Run ``job``; a worker that dies under it gives a crashed run, or stops the grading."""
-        stdout = self._pipes()
+        """Run ``job``; a worker that dies under it gives a crashed run, one that misses the
+        grader's deadline a timeout, and a worker gone because grading stopped an error."""
         message = {
             "test_name": job.test_name,
             "time_limit": job.time_limit,
@@ -344,23 +375,57 @@ class _Zygote:
             "contract": job.interface.contract() if job.interface else ANY_INTERFACE,
             "cpu": self.cpu,
         }
+        started = time.monotonic()
         try:
             self._send_job(message, job.implementation, job.test_source)
-            self.child_pid = int(json.loads(_read_line(stdout))["pid"])
-            record = json.loads(_read_line(stdout))
-        except (OSError, ValueError, EOFError) as error:
+            self.child_pid = int(json.loads(self._read_line(started + WORKER_START_SECONDS))["pid"])
+            deadline = time.monotonic() + job.time_limit + WORKER_GRACE_SECONDS
+            record = json.loads(self._read_line(deadline))
+        except TimeoutError:
+            if closed.is_set():
+                raise GraderError("grading was stopped before it finished") from None
+            return self._restart_after_deadline(time.monotonic() - started)
+        except (OSError, ValueError, EOFError, KeyError, TypeError) as error:
             if closed.is_set():
                 raise GraderError("grading was stopped before it finished") from error
             return self._restart_after_crash()
         self.child_pid = None
         return interpret(record)
 
-    def _restart_after_crash(self) -> RunResult:
-        """The worker died during a run (the test killed it): clean up, start a new one.
+    def _read_line(self, deadline: float) -> str:
+        """The worker's next line; ``TimeoutError`` if it has none by ``deadline``, or at once
+        if the worker is stopped (it cannot answer)."""
+        stdout = self.process.stdout
+        assert stdout is not None
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([stdout], [], [], min(remaining, STOPPED_CHECK_SECONDS))
+            if not ready and confine.process_state(self.process.pid) in ("T", "t"):
+                raise TimeoutError
+            if ready:
+                chunk = os.read(stdout.fileno(), 65536)
+                if not chunk:
+                    raise EOFError("the grading worker stopped")
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode()
 
-        What the dead worker's run left beyond the child's own group is found
-        by ``kill_strays`` when the pool closes, with the run's folder.
-        """
+    def _restart_after_deadline(self, seconds: float) -> RunResult:
+        """The worker missed the grader's deadline: kill it and its run, start a new one."""
+        self.kill()
+        self.process = self._start()
+        return RunResult(
+            "timeout",
+            (),
+            "stopped after its time limit: its worker was stopped or stopped answering",
+            "",
+            seconds,
+        )
+
+    def _restart_after_crash(self) -> RunResult:
+        """The worker died during a run (the test killed it): clean up, start a new one."""
         self.stop()
         if self.process.returncode is not None and self.process.returncode >= 0:
             raise GraderError(
@@ -368,13 +433,7 @@ class _Zygote:
                 f"{self.process.returncode}; rerun with --debug and report it"
             )
         self.process = self._start()
-        return RunResult(
-            "crashed",
-            (),
-            "the test process killed its parent, the grader's worker",
-            "",
-            0.0,
-        )
+        return RunResult("crashed", (), PARENT_KILLED, "", 0.0)
 
     def _send_job(self, message: dict[str, Any], implementation: str, tests: str) -> None:
         """Send the job with its two sources as sealed in-memory files the worker never reads."""
@@ -386,10 +445,6 @@ class _Zygote:
             for fd in sources:
                 os.close(fd)
 
-    def _pipes(self) -> IO[str]:
-        assert self.process.stdout is not None
-        return self.process.stdout
-
     def close_input(self) -> None:
         """Tell the worker to stop: it kills its run, removes the run's folder and exits."""
         if self.control is not None:
@@ -397,18 +452,31 @@ class _Zygote:
                 self.control.shutdown(socket.SHUT_RDWR)
             self.control.close()
 
+    def kill(self) -> None:
+        """Kill the worker and its run at once, and every process the run left."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.kill()
+        self.process.wait()
+        self._forget()
+
     def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
         """Stop the worker, cleanly if it answers within ``grace`` seconds, else by force."""
         self.close_input()
         try:
             self.process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            self.kill()
+        self._forget()
+
+    def _forget(self) -> None:
+        """After the worker is gone: its run and what the run left, then its pipes."""
         if self.child_pid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.child_pid, signal.SIGKILL)
             self.child_pid = None
+        sweep_strays()
+        LIVE_WORKERS.discard(self.process.pid)
         if self.process.stdout is not None:
             # RuntimeError: closed from a Ctrl-C handler while this thread reads it.
             with contextlib.suppress(OSError, ValueError, RuntimeError):
@@ -426,11 +494,60 @@ def _memory_file(text: str) -> int:
     return fd
 
 
-def _read_line(stdout: IO[str]) -> str:
-    line = stdout.readline()
-    if not line:
-        raise EOFError("the grading worker stopped")
-    return line
+LIVE_WORKERS: set[int] = set()
+"""The pids of every live worker of every pool in this process."""
+
+
+def sweep_strays() -> None:
+    """Kill, by pidfd, every process of a run handed to this process, and reap it.
+
+    The grader is a child subreaper: a run's process whose worker died comes
+    here instead of to init, whatever it did to its session or command line.
+    It is known by the mark every run's process carries
+    (``confine.is_untrusted``); killing it hands its own children here too,
+    so the sweep goes on until none is left, or ``SWEEP_SECONDS`` pass.
+    """
+    deadline = time.monotonic() + SWEEP_SECONDS
+    me = os.getpid()
+    while time.monotonic() < deadline:
+        strays = [
+            pid for pid in _children(me) if pid not in LIVE_WORKERS and confine.is_untrusted(pid)
+        ]
+        if not strays:
+            return
+        for pid in strays:
+            for below in confine.descendants(pid):
+                confine.kill_by_pidfd(below)
+            confine.kill_by_pidfd(pid)
+        for pid in strays:
+            _reap(pid, deadline)
+
+
+def _reap(pid: int, deadline: float) -> None:
+    """Collect child ``pid``'s exit status once it is dead, waiting no later than
+    ``deadline``."""
+    while True:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] or time.monotonic() > deadline:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.005)
+
+
+def _children(parent: int) -> list[int]:
+    """The pids of ``parent``'s children, zombies included (they need reaping)."""
+    try:
+        tasks = os.listdir(f"/proc/{parent}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for task in tasks:
+        with contextlib.suppress(OSError, ValueError):
+            found += [
+                int(pid) for pid in Path(f"/proc/{parent}/task/{task}/children").read_text().split()
+            ]
+    return found
 
 
 def kill_strays(scratch: Path) -> None:
@@ -471,25 +588,38 @@ class WorkerPool:
     nothing waits for runs in flight to finish.
     """
 
-    def __init__(self, workers: int = WORKERS) -> None:
+    def __init__(self, workers: int = WORKERS, minimum: IsolationLevel = "none") -> None:
         self.workers = workers
         self.scratch: Path | None = None
         self._idle: dict[int, queue.Queue[_Zygote]] = {}
         self._all: list[_Zygote] = []
         self._lock = threading.RLock()
         self._closed = threading.Event()
+        self.isolation: IsolationLevel = require_isolation(minimum)
+        """The isolation level every run of this pool gets (``grader.sandbox.confine``)."""
         in_main = threading.current_thread() is threading.main_thread()
-        self._previous_sigint: Any = signal.getsignal(signal.SIGINT) if in_main else None
-        # Where Ctrl-C is ignored (a background job) it stays ignored.
-        self._in_main = in_main and self._previous_sigint != signal.SIG_IGN
+        self._previous: dict[int, Any] = (
+            {number: signal.getsignal(number) for number in STOP_SIGNALS} if in_main else {}
+        )
+        # Where a signal is ignored (Ctrl-C in a background job, SIGHUP under nohup) it stays so.
+        self._in_main = in_main
+        confine.become_subreaper()
         try:
-            # Ctrl-C waits until the scratch folder and every worker are known to close().
-            with _sigint_deferred(then=self._interrupted if self._in_main else None):
+            # A stop signal waits until the scratch folder and every worker are known to close().
+            with _stop_deferred(then=self._interrupted if self._in_main else None):
                 self.scratch = Path(tempfile.mkdtemp(prefix="grader-"))
+                if self.isolation != "none":
+                    self.scratch.chmod(0o711)  # its runs pass through; only the grader lists it
+                    if self.isolation == "uid" and not confine.reachable(self.scratch):
+                        raise GraderError(
+                            f"the scratch folder {self.scratch} lies in a folder other users "
+                            "cannot pass through, so the confined runs cannot reach it; "
+                            "set TMPDIR to a folder such as /tmp"
+                        )
                 cpus = sorted(os.sched_getaffinity(0))
                 seeds = [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]
                 for index, seed in enumerate(seeds):
-                    zygote = _Zygote(self.scratch, seed, cpus[index % len(cpus)])
+                    zygote = _Zygote(self.scratch, seed, cpus[index % len(cpus)], self.isolation)
                     self._all.append(zygote)
                     self._idle.setdefault(seed, queue.Queue()).put(zygote)
         except BaseException:
@@ -506,24 +636,28 @@ class WorkerPool:
             self._idle[job.hash_seed].put(zygote)
 
     def _interrupted(self, signum: int, frame: FrameType | None) -> None:
-        """Ctrl-C: stop everything first, then let the interrupt unwind."""
+        """Ctrl-C, SIGTERM or SIGHUP: stop everything first, then let the interrupt unwind."""
         self.close()
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt if signum == signal.SIGINT else GraderStopped(signum)
 
     def close(self) -> None:
-        """Stop every worker and remove the scratch folder; a Ctrl-C meanwhile waits for it."""
+        """Stop every worker, kill what their runs left and remove the scratch folder; a stop
+        signal meanwhile waits for it."""
         then = None
         if self._in_main:
-            previous = self._previous_sigint
-            then = signal.default_int_handler if previous is None else previous
-        self._in_main = False  # the handler is given back once
-        with _sigint_deferred(then=then), self._lock:
+            then = {
+                number: _default_handler(number) if previous is None else previous
+                for number, previous in self._previous.items()
+            }
+        self._in_main = False  # the handlers are given back once
+        with _stop_deferred(then=then), self._lock:
             self._closed.set()
             for zygote in self._all:
                 zygote.close_input()
             for zygote in self._all:
                 zygote.stop()
             self._all.clear()
+            sweep_strays()
             if self.scratch is not None:
                 kill_strays(self.scratch)
                 shutil.rmtree(self.scratch, ignore_errors=True)
@@ -540,21 +674,45 @@ class WorkerPool:
         self.close()
 
 
-@contextlib.contextmanager
-def _sigint_deferred(then: Any = None) -> Iterator[None]:
-    """Hold Ctrl-C off while the block runs (main thread only), then deliver it.
+def _default_handler(number: int) -> Any:
+    return signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
 
-    Afterwards the SIGINT handler is ``then``, or the one in place before.
+
+def require_isolation(minimum: IsolationLevel) -> IsolationLevel:
+    """The isolation level this machine gives runs; ``GraderError`` (exit 2) below ``minimum``."""
+    level = confine.isolation_level()
+    if not confine.level_at_least(level, minimum):
+        raise GraderError(
+            f"isolation {minimum!r} was required but this machine gives runs only {level!r} "
+            "(confinement needs the grader to run as root, namespaces a kernel that allows "
+            "them); nothing was graded"
+        )
+    return level
+
+
+@contextlib.contextmanager
+def _stop_deferred(then: Any = None) -> Iterator[None]:
+    """Hold the stop signals off while the block runs (main thread only), then deliver one.
+
+    Afterwards the handlers are ``then``'s (one handler for all, or a dict by signal), or
+    those in place before. A signal ignored before stays ignored.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    before = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    before = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    for number in STOP_SIGNALS:
+        if before[number] != signal.SIG_IGN:
+            signal.signal(number, lambda signum, frame: caught.append(signum))
     try:
         yield
     finally:
-        after = before if then is None else then
-        signal.signal(signal.SIGINT, signal.default_int_handler if after is None else after)
+        for number in STOP_SIGNALS:
+            after = then.get(number) if isinstance(then, dict) else then
+            after = before[number] if after is None else after
+            if before[number] == signal.SIG_IGN:
+                continue
+            signal.signal(number, _default_handler(number) if after is None else after)
     if caught:
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt if caught[0] == signal.SIGINT else GraderStopped(caught[0])

@@ -1,11 +1,13 @@
 """The warm worker: imports pytest and hypothesis once, then forks one child per run.
 
 The grader starts this module as a process of its own (``python -m
-grader.sandbox.zygote SCRATCH``) and talks to it in JSON lines: one job in on stdin;
+grader.sandbox.zygote SCRATCH LEVEL``) and talks to it in JSON lines: one job in on stdin;
 the child's pid, then the run's record, out on stdout. Each child:
 
-- runs in a new session (its own process group, out of reach of the
-  terminal's Ctrl-C), so the whole group can be killed at once;
+- is confined by the operating system at the grader's isolation level
+  (``grader.sandbox.confine``: another uid, namespaces) and runs in a new
+  session (its own process group, out of reach of the terminal's Ctrl-C),
+  so the whole group can be killed at once;
 - works in a fresh folder holding only the implementation (the job's
   ``module`` plus ``.py``), the one test file, an
   empty ``pytest.ini`` and its own ``home`` and ``tmp``, with a clean
@@ -16,6 +18,12 @@ the child's pid, then the run's record, out on stdout. Each child:
   a mutant from the reference;
 - reports every collected test and every outcome through a pipe as it goes,
   so a crash or a hang still leaves a record of what ran.
+
+The zygote runs with address-space layout randomisation off (it re-runs
+itself so), and every run's process is forked from a fork server
+(``grader.sandbox.forkserver``) made right after the warm-up: each starts
+from the same memory, so the addresses, and with them the hash and ``set``
+order of plain objects, are the same in every run of a job.
 
 The zygote never runs a test itself; it only forks, times, kills and reports.
 It is a child subreaper: a grandchild that leaves its process group, or whose
@@ -43,27 +51,31 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import hypothesis  # noqa: F401  (imported once here, before any fork)
 import pytest
 
+from grader.catalog import kit_root
 from grader.hypothesis_profile import enforce as enforce_grader_settings
-from grader.sandbox import implementation, proxy
+from grader.sandbox import confine, implementation, proxy
+from grader.sandbox.confine import MEMORY_LIMIT_BYTES, Confinement, descendants
+from grader.sandbox.forkserver import ForkServer, Spawned
 from grader.sandbox.recorder import OutcomeRecorder
 
+__all__ = ["MEMORY_LIMIT_BYTES", "descendants", "serve"]
+
 OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
-MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
 OPEN_FILES_LIMIT = 256
 OUTPUT_TAIL_BYTES = 4000
 EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
 EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
-PR_SET_CHILD_SUBREAPER = 36  # from <linux/prctl.h>
 PR_SET_DUMPABLE = 4
 CONTROL_FD = 0
 """The zygote's stdin: a Unix socket on which each job comes with its sources' descriptors."""
+STOPPED_CHECK_SECONDS = 0.5
+"""How often a run that reports nothing is checked for being stopped."""
 SWEEP_ROUNDS = 200
 """How often the zygote looks again for processes a run left; each round kills all it finds."""
 
@@ -90,25 +102,28 @@ class GraderGone(Exception):
     """The grader closed the zygote's stdin while a run was going: stop at once."""
 
 
-def serve(scratch: Path) -> None:
+def serve(scratch: Path, confinement: Confinement) -> None:
     """Answer jobs from the control socket (fd 0) until it closes; leave no process behind."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _become_subreaper()
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_IGN)  # the grader stops the zygote by closing fd 0
+    confine.become_subreaper()
     _not_dumpable()
     _warm_up(scratch)
     gc.freeze()  # what the zygote holds is never collected: forks neither scan nor copy it
+    server = ForkServer(confinement, _run_process)
     control = socket.socket(fileno=CONTROL_FD)
     try:
         while True:
             job, sources = _receive_job(control)
             if job is None:
                 break
-            record = run_job(job, sources, scratch, job.get("cpu"))
+            record = run_job(job, sources, scratch, job.get("cpu"), confinement, server)
             _send(record)
     except (GraderGone, BrokenPipeError):
         pass
     finally:
-        _kill_descendants()
+        _kill_descendants(spare=server.pid)
+        server.close()
 
 
 def _receive_job(control: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
@@ -140,13 +155,6 @@ def _not_dumpable() -> None:
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def _become_subreaper() -> None:
-    """Ask Linux to hand orphaned descendants to this process (see the module docstring)."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
 def _warm_up(scratch: Path) -> None:
     """Run one trivial session: the modules pytest imports lazily load once, before any fork."""
     folder = Path(tempfile.mkdtemp(prefix="warm-", dir=scratch))
@@ -167,9 +175,15 @@ def _send(message: dict[str, Any]) -> None:
 
 
 def run_job(
-    job: dict[str, Any], sources: list[int], scratch: Path, cpu: int | None
+    job: dict[str, Any],
+    sources: list[int],
+    scratch: Path,
+    cpu: int | None,
+    confinement: Confinement,
+    server: ForkServer,
 ) -> dict[str, Any]:
-    """Fork a run's two processes for ``job``, wait within its time limit, describe the run.
+    """Start a run's two processes for ``job`` (from the fork server, confined), wait within
+    its time limit, describe the run.
 
     The implementation process (``grader.sandbox.implementation``) and the
     test process (pytest with the recorder, importing the stand-in module
@@ -178,67 +192,74 @@ def run_job(
     its folder gone before this returns (or raises).
     """
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
-    pids: list[int] = []
+    spawned: list[Spawned] = []
     implementation_source, test_source = sources
     try:
         _lay_out(folder)
+        confine.hand_over([folder, *folder.rglob("*")], confinement)
         requests = os.pipe()
         replies = os.pipe()
         events_read, events_write = os.pipe()
         started = time.monotonic()
         time_limit = float(job["time_limit"])
-        pids.append(
-            _fork_run_process(
-                lambda: _implementation_child(
-                    folder, implementation_source, requests[0], replies[1], job, cpu
-                )
-            )
-        )
-        pids.append(
-            _fork_run_process(
-                lambda: _test_child(
-                    folder, test_source, events_write, requests[1], replies[0], job, cpu
-                )
-            )
-        )
-        for fd in (*sources, *requests, *replies, events_write):
-            os.close(fd)
+        common = {**job, "folder": str(folder), "cpu": cpu}
         try:
-            _send({"pid": pids[1]})
-            events, timed_out, status = _collect(pids[1], events_read, time_limit)
+            spawned.append(
+                server.spawn(
+                    {**common, "kind": "implementation"},
+                    [implementation_source, requests[0], replies[1]],
+                    folder,
+                )
+            )
+            spawned.append(
+                server.spawn(
+                    {**common, "kind": "test"},
+                    [test_source, events_write, requests[1], replies[0]],
+                    folder,
+                )
+            )
         finally:
-            for pid in pids:
-                _kill_group(pid)
-            _kill_descendants()
+            for fd in (*sources, *requests, *replies, events_write):
+                os.close(fd)
+        test = spawned[1]
+        try:
+            _send({"pid": test.pid})
+            events, timed_out, status = _collect(test, events_read, time_limit)
+        finally:
+            for process in spawned:
+                process.close()
+                _kill_group(process.pid)
+            _kill_descendants(spare=server.pid)
         return {
             "events": _without_folder(events, folder),
             "timed_out": timed_out,
-            "exit_code": os.waitstatus_to_exitcode(status) if status is not None else None,
+            "exit_code": confine.exit_code(status, confinement) if status is not None else None,
+            "parent_killed": status is None and not timed_out,
             "seconds": time.monotonic() - started,
             "output": _strip_folder(_tail(folder / "output.log"), folder),
         }
     finally:
+        for process in spawned:
+            process.close()
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _fork_run_process(body: Callable[[], None]) -> int:
-    """Fork one process of a run: it leads a session of its own and never returns.
-
-    This is the one place a run's processes are made, so the confinement
-    of issue 11 (``grader.sandbox.confine``) belongs here, in the child,
-    before ``body`` runs a line of untrusted code.
-    """
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setsid()
-            body()
-        except BaseException:
-            with contextlib.suppress(Exception):
-                traceback.print_exc()
-        finally:
-            os._exit(0)
-    return pid
+def _run_process(job: dict[str, Any], descriptors: list[int]) -> None:
+    """A run's process, confined, as the fork server starts it: the implementation's or the
+    test's, with the descriptors ``run_job`` sent in that order. It never returns."""
+    try:
+        folder, cpu = Path(job["folder"]), job["cpu"]
+        if job["kind"] == "implementation":
+            source, requests, replies = descriptors
+            _implementation_child(folder, source, requests, replies, job, cpu)
+        else:
+            source, events, requests, replies = descriptors
+            _test_child(folder, source, events, requests, replies, job, cpu)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        os._exit(0)
 
 
 def _lay_out(folder: Path) -> None:
@@ -251,25 +272,31 @@ def _lay_out(folder: Path) -> None:
         (folder / "implementation" / own).mkdir(parents=True)
 
 
-def _collect(pid: int, read_end: int, time_limit: float) -> tuple[list[Any], bool, int | None]:
-    """Read the child's events until it exits or its time is up; then kill its whole group.
+def _collect(
+    spawned: Spawned, read_end: int, time_limit: float
+) -> tuple[list[Any], bool, int | None]:
+    """Read the test process's events until it exits or its time is up; then kill its group.
 
-    The child's exit is watched through a pidfd rather than the pipe's end:
-    a grandchild may hold the pipe open long after the child is gone. The
-    zygote's stdin is watched too: it only becomes readable here when the
-    grader closes it, and then the run is abandoned (``GraderGone``).
+    Its exit is watched through a pidfd on its root rather than the pipe's
+    end: a grandchild may hold the pipe open long after it is gone. The
+    control socket is watched too: it only becomes readable here when the
+    grader closes it, and then the run is abandoned (``GraderGone``). A run
+    whose every process is stopped (SIGSTOP) can never go on, since nothing
+    in it can wake it: it times out at once rather than at its limit. The
+    exit status is ``None`` where the root was killed (by the timeout, or by
+    its own child) before it could report one.
     """
+    pid = spawned.pid
     deadline = time.monotonic() + time_limit
     exited = os.pidfd_open(pid)
     buffer = bytearray()
     watched = [read_end, exited, CONTROL_FD]
-    status: int | None = None
+    timed_out = True
     try:
-        while status is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+        while (remaining := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select(watched, [], [], min(remaining, STOPPED_CHECK_SECONDS))
+            if not ready and run_is_stopped(pid):
                 break
-            ready, _, _ = select.select(watched, [], [], remaining)
             if CONTROL_FD in ready:
                 raise GraderGone
             if read_end in ready:
@@ -279,15 +306,35 @@ def _collect(pid: int, read_end: int, time_limit: float) -> tuple[list[Any], boo
                 elif len(buffer) < EVENTS_LIMIT_BYTES:
                     buffer += chunk
             if exited in ready:
-                status = os.waitpid(pid, 0)[1]
+                timed_out = False
+                break
         _kill_group(pid)
-        if status is None:
-            os.waitpid(pid, 0)
+        status = spawned.status()
         buffer += _drain(read_end)
     finally:
         os.close(exited)
         os.close(read_end)
-    return _parse_events(bytes(buffer)), status is None, status
+    return _parse_events(bytes(buffer)), timed_out, status
+
+
+def run_is_stopped(root: int) -> bool:
+    """Whether every living process below a run's root is stopped (a run's init, which only
+    waits, aside)."""
+    processes = [pid for pid in descendants(root) if not _is_namespace_init(pid)]
+    states = [confine.process_state(process) for process in processes]
+    living = [state for state in states if state not in ("Z", "X", "")]
+    return bool(living) and all(state in ("T", "t") for state in living)
+
+
+def _is_namespace_init(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"NSpid:"):
+                    return line.split()[-1] == b"1"
+    except OSError:
+        pass
+    return False
 
 
 def _kill_group(pid: int) -> None:
@@ -295,49 +342,22 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def _kill_descendants() -> None:
-    """Kill every process below this one, however it left its group, and reap them all.
+def _kill_descendants(spare: int | None = None) -> None:
+    """Kill every process below this one but ``spare`` (the fork server), however it left
+    its group, and reap them all.
 
     Killing a process hands its children to this subreaper, so each round
     finds what the last one orphaned; a process that forks between two rounds
     is found in the next one.
     """
     for _ in range(SWEEP_ROUNDS):
-        living = descendants(os.getpid())
+        living = [pid for pid in descendants(os.getpid()) if pid != spare]
         for pid in living:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+            confine.kill_by_pidfd(pid, only_untrusted=False)
         _reap()
         if not living:
             return
         time.sleep(0.005)
-
-
-def descendants(root: int) -> list[int]:
-    """The pids of the living (not zombie) processes below ``root``, read from /proc."""
-    children: dict[int, list[int]] = {}
-    zombies: set[int] = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                data = stat.read()
-        except OSError:
-            continue
-        # The name in parentheses may itself hold spaces and parentheses.
-        fields = data[data.rfind(b")") + 2 :].split()
-        pid = int(entry.name)
-        children.setdefault(int(fields[1]), []).append(pid)
-        if fields[0] == b"Z":
-            zombies.add(pid)
-    found: list[int] = []
-    todo = list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return [pid for pid in found if pid not in zombies]
 
 
 def _reap() -> None:
@@ -501,4 +521,6 @@ def _library_paths() -> list[str]:
 
 
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]))
+    confine.without_address_randomisation()
+    level = confine.parse_level(sys.argv[2])
+    serve(Path(sys.argv[1]), confine.confinement_for(level, kit_root()))

@@ -1,0 +1,171 @@
+"""Every run's processes forked from one pristine copy of the warm worker.
+
+Why: addresses. With address-space layout randomisation off, a forked
+process starts from its parent's heap exactly as it is at that moment. The
+zygote's own work between runs (reading jobs of every size, laying out
+folders, collecting records) leaves its allocator in another state before
+each fork, so the same test file would find its objects at other addresses
+in another run: a ``set`` of plain objects (hashed by address) would iterate
+in another order, and a grade could change from one check to the next.
+
+The fork server is forked from the zygote once, right after the warm-up,
+and from then on does nothing but wait for a byte and fork, which leaves
+its memory as it was: every fork starts from the same heap. What it forks
+is a run's *root*, a process of the grader's that receives its job and file
+descriptors from the zygote, forks the confined process that runs the job
+(``confine.fork_confined``), waits for it and reports its exit status. What
+happens before the untrusted code starts is then a function of the job
+alone, and so are the addresses it sees.
+
+The root leads a session of its own holding the run's processes:
+``os.killpg(root, SIGKILL)`` ends them, and each of them dies with its parent
+(``PR_SET_PDEATHSIG``), the fork server with the zygote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from grader.sandbox import confine
+from grader.sandbox.confine import Confinement
+
+Entry = Callable[[dict[str, Any], list[int]], None]
+"""What a run's confined process runs: the job and the descriptors sent with it. It should
+not return (``os._exit``); if it does, the process exits with status 0."""
+
+_STATUS_BYTES = 4
+_MAX_DESCRIPTORS = 32
+
+
+class Spawned:
+    """A run's root as the zygote sees it: its pid and the pipe its exit status comes on."""
+
+    def __init__(self, pid: int, status_pipe: int) -> None:
+        self.pid = pid
+        self._status_pipe = status_pipe
+
+    def status(self) -> int | None:
+        """The wait status of the run's confined process, once the root has it (this blocks
+        until the root exits); ``None`` if the root was killed first."""
+        data = _read_exactly(self._status_pipe, _STATUS_BYTES)
+        os.close(self._status_pipe)
+        self._status_pipe = -1
+        return None if data is None else int.from_bytes(data, "little", signed=True)
+
+    def close(self) -> None:
+        if self._status_pipe >= 0:
+            os.close(self._status_pipe)
+            self._status_pipe = -1
+
+
+class ForkServer:
+    """Forks run roots from a copy of this process as it is when the server is made.
+
+    Make it in a single-threaded process once its state is final (after the
+    warm-up and ``gc.freeze()``); ``spawn`` then starts one confined process
+    per call. ``pid`` is the server's own pid, to spare it when sweeping.
+    """
+
+    def __init__(self, confinement: Confinement, entry: Entry) -> None:
+        command_read, self._commands = os.pipe()
+        self._jobs, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            os.close(self._commands)
+            self._jobs.close()
+            _serve(command_read, server_end, confinement, entry)
+        os.close(command_read)
+        server_end.close()
+        self.pid = pid
+
+    def spawn(self, job: dict[str, Any], descriptors: Sequence[int], workdir: Path) -> Spawned:
+        """Start a run's root for ``job``; its confined process gets ``descriptors`` (the
+        caller still closes its own copies) and works in ``workdir``."""
+        status_read, status_write = os.pipe()
+        job_read, job_write = os.pipe()
+        try:
+            os.write(self._commands, b"f")
+            socket.send_fds(self._jobs, [b"j"], [status_write, job_read, *descriptors])
+        finally:
+            os.close(status_write)
+            os.close(job_read)
+        with contextlib.suppress(BrokenPipeError), open(job_write, "wb") as out:
+            out.write(json.dumps({"job": job, "workdir": str(workdir)}).encode())
+        pid = _read_exactly(status_read, _STATUS_BYTES)
+        if pid is None:
+            os.close(status_read)
+            raise OSError("the fork server could not start a run")
+        return Spawned(int.from_bytes(pid, "little"), status_read)
+
+    def close(self) -> None:
+        """Stop the server; runs already started are the caller's to end."""
+        with contextlib.suppress(OSError):
+            os.close(self._commands)
+        self._jobs.close()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def _serve(commands: int, jobs: socket.socket, confinement: Confinement, entry: Entry) -> NoReturn:
+    """The server: a byte in, a root out. Nothing here allocates memory that outlives one
+    turn of the loop, so every fork starts from the same heap."""
+    try:
+        confine.die_with_parent()
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # roots report through their pipe
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        keep = sorted({0, 1, 2, commands, jobs.fileno()})
+        for low, high in zip(keep, [*keep[1:], 1 << 16], strict=True):
+            os.closerange(low + 1, high)
+        while os.read(commands, 1) == b"f":
+            if os.fork() == 0:
+                _root(commands, jobs, confinement, entry)
+    finally:
+        os._exit(0)
+
+
+def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: Entry) -> NoReturn:
+    """A run's root: take the job, fork the confined process, report its pid, then its status."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.close(commands)
+        os.setsid()
+        confine.die_with_parent()
+        _, descriptors, _, _ = socket.recv_fds(jobs, 16, _MAX_DESCRIPTORS)
+        jobs.close()
+        status, job_pipe, *passed = descriptors
+        os.write(status, os.getpid().to_bytes(_STATUS_BYTES, "little"))
+        with open(job_pipe, "rb") as incoming:
+            message = json.loads(incoming.read())
+        child = confine.fork_confined(confinement, Path(message["workdir"]), new_session=False)
+        if child == 0:
+            os.close(status)
+            entry(message["job"], passed)
+            os._exit(0)
+        for descriptor in passed:
+            os.close(descriptor)
+        _, wait_status = os.waitpid(child, 0)
+        os.write(status, wait_status.to_bytes(_STATUS_BYTES, "little", signed=True))
+    finally:
+        os._exit(0)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        try:
+            chunk = os.read(fd, size - len(data))
+        except InterruptedError:
+            continue
+        if not chunk:
+            return None
+        data += chunk
+    return data
