@@ -77,9 +77,11 @@ def test_each_granule_is_its_own_case() -> None:
 
 @pytest.mark.kit
 def test_every_rule_gets_a_fair_share_of_the_steps() -> None:
-    """Each rule (insert, match_prefix, lock, unlock, evict) runs in at least a tenth of
-    the steps at each granule. The runs are derandomized: the figures are the same on
-    every machine."""
+    """No rule of the model-based test is starved at either granule: match_prefix (5% of
+    the steps before the rules were balanced) runs in at least a tenth of them, and
+    every rule (insert, match_prefix, lock, unlock, evict) in at least a twentieth.
+    Hypothesis switches rules off per example, so the shares follow its draws; the runs
+    are derandomized, so the figures are the same on every machine."""
     folders = [str(COURSE_TESTS.parent), str(CHAPTER.reference.parent)]
     result = subprocess.run(
         [sys.executable, "-c", COUNT_RULES, *folders],
@@ -90,5 +92,6 @@ def test_every_rule_gets_a_fair_share_of_the_steps() -> None:
     shares = json.loads(result.stdout)
     for granule, share in shares.items():
         assert set(share) == {"insert", "match_prefix", "lock", "unlock", "evict"}, granule
-        starved = {rule: f"{part:.0%}" for rule, part in share.items() if part < 0.10}
+        floors = {rule: 0.10 if rule == "match_prefix" else 0.05 for rule in share}
+        starved = {rule: f"{part:.0%}" for rule, part in share.items() if part < floors[rule]}
         assert not starved, f"granule {granule}: rules starved of steps: {starved}"
