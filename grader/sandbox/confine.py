@@ -85,6 +85,7 @@ _MS_BIND = 4096
 _MS_REC = 0x4000
 _MS_PRIVATE = 1 << 18
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
 _ADDR_NO_RANDOMIZE = 0x0040000
@@ -304,7 +305,7 @@ def _confine_process(confinement: Confinement) -> None:
             raise OSError("the uid was not dropped")
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     _call(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
-    _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    die_with_parent()
 
 
 def _serve_as_init(child: int) -> NoReturn:
@@ -314,7 +315,7 @@ def _serve_as_init(child: int) -> NoReturn:
     with contextlib.suppress(OSError):
         os.closerange(0, 1 << 16)
     with contextlib.suppress(OSError):
-        _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+        die_with_parent()
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     code = 125
     while True:
@@ -358,6 +359,13 @@ def hand_over(paths: Iterable[Path], confinement: Confinement) -> None:
 def die_with_parent() -> None:
     """Have the kernel SIGKILL this process when its parent ends."""
     _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+
+
+def not_dumpable() -> None:
+    """Keep other processes of this user out of this one's memory, descriptors and ptrace
+    (``/proc/PID/fd``, ``/proc/PID/mem``); harmless where the kernel refuses."""
+    with contextlib.suppress(OSError):
+        _call(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
 
 
 def become_subreaper() -> None:

@@ -36,7 +36,6 @@ progress, removes its folder and exits.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import io
 import json
@@ -71,7 +70,6 @@ OPEN_FILES_LIMIT = 256
 OUTPUT_TAIL_BYTES = 4000
 EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
 EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
-PR_SET_DUMPABLE = 4
 CONTROL_FD = 0
 """The zygote's stdin: a Unix socket on which each job comes with its sources' descriptors."""
 STOPPED_CHECK_SECONDS = 0.5
@@ -107,7 +105,7 @@ def serve(scratch: Path, confinement: Confinement) -> None:
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_IGN)  # the grader stops the zygote by closing fd 0
     confine.become_subreaper()
-    _not_dumpable()
+    confine.not_dumpable()
     _warm_up(scratch)
     gc.freeze()  # what the zygote holds is never collected: forks neither scan nor copy it
     server = ForkServer(confinement, _run_process)
@@ -141,18 +139,6 @@ def _receive_job(control: socket.socket) -> tuple[dict[str, Any] | None, list[in
     if len(fds) != 2:
         raise GraderGone
     return json.loads(message), fds
-
-
-def _not_dumpable() -> None:
-    """Keep other processes of this user out of this one's memory, descriptors and ptrace.
-
-    A run's implementation process and its test process run as the same user
-    (unless the grader confines them): without this, either could open the
-    other's ``/proc/PID/fd`` (the outcome pipe) or ``/proc/PID/mem``.
-    """
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _warm_up(scratch: Path) -> None:
@@ -464,7 +450,7 @@ def _isolate(
     one CPU: a call from one to the other then costs microseconds, not the
     tens of microseconds of waking a process on another CPU.
     """
-    _not_dumpable()
+    confine.not_dumpable()
     if cpu is not None:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {cpu})
