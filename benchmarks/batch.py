@@ -18,13 +18,16 @@ batch
     ``grade_batch``: one shared pool, ``--jobs`` checks at once.
 
 Both use the command line's limits. The script prints each way's wall time,
-submissions per minute and the cores it kept busy (its CPU time over its wall
-time), the speed-up, the load average (other work on the machine slows both
-and leaves less to gain), and checks that both ways gave every folder the same
-gradebook row (flags aside: one check alone looks for no copies). The batch's
-time includes what it does after grading: looking for copies (here the model
-answers are copies of the model answer, so the model answer's own mutant run
-is part of it) and drawing the class report.
+submissions per minute and the cores the machine was busy (its busy CPU time
+over the wall time: a run's processes are reaped inside the sandbox, out of
+this process's accounting), the speed-up, the ceiling on it (the cores there
+are over the cores one check alone keeps busy: a batch runs the same runs, so
+it can only fill what ``check`` leaves idle), the load average (other work on
+the machine slows both and leaves less to gain), and checks that both ways
+gave every folder the same gradebook row (flags aside: one check alone looks
+for no copies). The batch's time includes what it does after grading: looking
+for copies (here the model answers are copies of the model answer, so the model
+answer's own mutant run is part of it) and drawing the class report.
 
 Then the similarity phase alone, for a class of ``--class-size`` students
 (200): each student's radix.py and test file are a disguised variant
@@ -40,7 +43,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -84,10 +86,15 @@ def lay_out(root: Path, copies: int) -> list[Path]:
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process and of every process it has reaped (the pools' workers)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    """CPU seconds the whole machine has spent busy (``/proc/stat``), other work included.
+
+    A run's processes are reaped inside the sandbox (the fork server lets the
+    kernel reap its roots), so this process's own accounting, children
+    included, never sees most of the grading's CPU time; the machine's does.
+    """
+    ticks = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle = ticks[3] + ticks[4]  # idle and waiting for I/O
+    return (sum(ticks) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def one_after_another(folders: list[Path]) -> tuple[float, float, list[CheckReport]]:
@@ -177,9 +184,14 @@ def main() -> int:
     ):
         print(
             f"{way:19} {wall:6.1f} s  {count / wall * 60:5.1f} per minute  "
-            f"{cpu / wall:4.2f} cores busy on average"
+            f"{cpu / wall:4.2f} cores of the machine busy on average"
         )
     print(f"speed-up: {sequential / batched:.2f}x")
+    busy = sequential_cpu / sequential
+    print(
+        f"ceiling: one check alone keeps {busy:.2f} of {len(os.sched_getaffinity(0))} cores "
+        f"busy, so no schedule of the same work can beat {len(os.sched_getaffinity(0)) / busy:.2f}x"
+    )
     print(f"load average before/after: {load_before:.1f}/{load_after:.1f}")
     print(f"same gradebook rows both ways: {'yes' if same else 'NO'}")
     print(f"of the batch's time, looking for copies: {comparing:.2f} s")

@@ -53,6 +53,7 @@ from grader.hypothesis_profile import enforce as enforce_grader_settings
 from grader.patching import mutant_sources
 from grader.sandbox import implementation, proxy
 from grader.sandbox.pool import WorkerPool
+from grader.sandbox.wire import channel
 from grader.sandbox.zygote import PYTEST_ARGS
 
 KIT = Path(__file__).resolve().parent.parent
@@ -148,7 +149,7 @@ def connected(source: str, chapter: Chapter, private: tuple[str, ...] = ()) -> i
     source_fd = os.memfd_create("source")
     os.write(source_fd, source.encode())
     os.lseek(source_fd, 0, os.SEEK_SET)
-    requests, replies = os.pipe(), os.pipe()
+    requests, replies = channel(), channel()
     pid = os.fork()
     if pid == 0:
         os.sched_setaffinity(0, {cpu})
@@ -180,9 +181,10 @@ def round_trip_microseconds() -> float:
     return in_child(measure)
 
 
-def bare_pipe_microseconds() -> float:
-    """The floor under a call: 20 bytes there and back between two pinned processes."""
-    there, back = os.pipe(), os.pipe()
+def bare_channel_microseconds() -> float:
+    """The floor under a call: 20 bytes there and back between two pinned processes, on the
+    channels a run's processes use (``wire.channel``)."""
+    there, back = channel(), channel()
     cpu = min(os.sched_getaffinity(0))
     pid = os.fork()
     if pid == 0:
@@ -315,10 +317,10 @@ def main() -> None:
 
 def calls() -> None:
     micro = round_trip_microseconds()
-    bare = bare_pipe_microseconds()
+    bare = bare_channel_microseconds()
     in_process, trips = model_based_calls()
     print(f"round trip (pinned, node_count)      {micro:7.1f} us")
-    print(f"  a bare pipe round trip, pinned      {bare:7.1f} us")
+    print(f"  a bare channel round trip, pinned   {bare:7.1f} us")
     print(f"model-based course test: {in_process:,} calls in process, {trips:,} round trips")
     print(f"  = {trips * micro / 1e6:.2f} s of round trips at that cost")
 

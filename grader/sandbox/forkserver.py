@@ -35,6 +35,7 @@ from typing import Any, NoReturn
 
 from grader.sandbox import confine
 from grader.sandbox.confine import Confinement
+from grader.sandbox.wire import channel
 
 Entry = Callable[[dict[str, Any], list[int]], None]
 """What a run's confined process runs: the job and the descriptors sent with it. It should
@@ -45,24 +46,24 @@ _MAX_DESCRIPTORS = 32
 
 
 class Spawned:
-    """A run's root as the zygote sees it: its pid and the pipe its exit status comes on."""
+    """A run's root as the zygote sees it: its pid and the channel its exit status comes on."""
 
-    def __init__(self, pid: int, status_pipe: int) -> None:
+    def __init__(self, pid: int, status_channel: int) -> None:
         self.pid = pid
-        self._status_pipe = status_pipe
+        self._status_channel = status_channel
 
     def status(self) -> int | None:
         """The wait status of the run's confined process, once the root has it (this blocks
         until the root exits); ``None`` if the root was killed first."""
-        data = _read_exactly(self._status_pipe, _STATUS_BYTES)
-        os.close(self._status_pipe)
-        self._status_pipe = -1
+        data = _read_exactly(self._status_channel, _STATUS_BYTES)
+        os.close(self._status_channel)
+        self._status_channel = -1
         return None if data is None else int.from_bytes(data, "little", signed=True)
 
     def close(self) -> None:
-        if self._status_pipe >= 0:
-            os.close(self._status_pipe)
-            self._status_pipe = -1
+        if self._status_channel >= 0:
+            os.close(self._status_channel)
+            self._status_channel = -1
 
 
 class ForkServer:
@@ -74,7 +75,7 @@ class ForkServer:
     """
 
     def __init__(self, confinement: Confinement, entry: Entry) -> None:
-        command_read, self._commands = os.pipe()
+        command_read, self._commands = channel()
         self._jobs, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:
@@ -88,8 +89,8 @@ class ForkServer:
     def spawn(self, job: dict[str, Any], descriptors: Sequence[int], workdir: Path) -> Spawned:
         """Start a run's root for ``job``; its confined process gets ``descriptors`` (the
         caller still closes its own copies) and works in ``workdir``."""
-        status_read, status_write = os.pipe()
-        job_read, job_write = os.pipe()
+        status_read, status_write = channel()
+        job_read, job_write = channel()
         try:
             os.write(self._commands, b"f")
             socket.send_fds(self._jobs, [b"j"], [status_write, job_read, *descriptors])
@@ -118,7 +119,7 @@ def _serve(commands: int, jobs: socket.socket, confinement: Confinement, entry: 
     turn of the loop, so every fork starts from the same heap."""
     try:
         confine.die_with_parent()
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # roots report through their pipe
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # roots report through their channel
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
@@ -141,9 +142,9 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
         confine.die_with_parent()
         _, descriptors, _, _ = socket.recv_fds(jobs, 16, _MAX_DESCRIPTORS)
         jobs.close()
-        status, job_pipe, *passed = descriptors
+        status, job_channel, *passed = descriptors
         os.write(status, os.getpid().to_bytes(_STATUS_BYTES, "little"))
-        with open(job_pipe, "rb") as incoming:
+        with open(job_channel, "rb") as incoming:
             message = json.loads(incoming.read())
         child = confine.fork_confined(confinement, Path(message["workdir"]), new_session=False)
         if child == 0:

@@ -33,6 +33,7 @@ from typing import Any, Literal, get_args
 from grader.errors import GraderError, GraderStopped
 from grader.sandbox import confine
 from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.wire import channel
 
 RunStatus = Literal["completed", "collection_error", "crashed", "timeout"]
 TestStatus = Literal["passed", "failed", "error", "skipped", "timeout", "not run"]
@@ -185,7 +186,7 @@ _STATUSES = frozenset(get_args(TestStatus))
 def well_formed_events(events: Any) -> list[dict[str, Any]]:
     """The events of a record that the recorder could have sent; anything else is dropped.
 
-    The pipe is written from inside the run, so a line may be anything JSON can
+    The channel is written from inside the run, so a line may be anything JSON can
     hold (``1``, a list, a field of the wrong type): such a line is no event,
     and the run it belongs to ends as crashed, with no outcome forged from it.
     """
@@ -335,6 +336,9 @@ class _Zygote:
         self.level = level
         self.child_pid: int | None = None
         self.control: socket.socket | None = None
+        """The jobs go out on this socket (the worker's stdin)."""
+        self.replies: socket.socket | None = None
+        """The worker's answers come back on this one, its stdout (``wire.channel``)."""
         self._buffer = b""
         self.process = self._start()
 
@@ -347,20 +351,24 @@ class _Zygote:
             "LANG": "C.UTF-8",
         }
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        if self.control is not None:
-            self.control.close()
+        replies, their_replies = channel()
+        self._close_channels()
         self.control = ours
+        self.replies = socket.socket(fileno=replies)
         self._buffer = b""
         command = [sys.executable, "-s", "-P", "-m", "grader.sandbox.zygote", str(self.scratch)]
-        with theirs:
+        try:
             process = subprocess.Popen(
                 [*command, self.level],
                 stdin=theirs.fileno(),
-                stdout=subprocess.PIPE,
+                stdout=their_replies,
                 env=env,
                 cwd=self.scratch,
                 start_new_session=True,
             )
+        finally:
+            theirs.close()
+            os.close(their_replies)
         LIVE_WORKERS.add(process.pid)
         return process
 
@@ -395,17 +403,17 @@ class _Zygote:
     def _read_line(self, deadline: float) -> str:
         """The worker's next line; ``TimeoutError`` if it has none by ``deadline``, or at once
         if the worker is stopped (it cannot answer)."""
-        stdout = self.process.stdout
-        assert stdout is not None
+        replies = self.replies
+        assert replies is not None
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            ready, _, _ = select.select([stdout], [], [], min(remaining, STOPPED_CHECK_SECONDS))
+            ready, _, _ = select.select([replies], [], [], min(remaining, STOPPED_CHECK_SECONDS))
             if not ready and confine.process_state(self.process.pid) in ("T", "t"):
                 raise TimeoutError
             if ready:
-                chunk = os.read(stdout.fileno(), 65536)
+                chunk = replies.recv(65536)
                 if not chunk:
                     raise EOFError("the grading worker stopped")
                 self._buffer += chunk
@@ -452,6 +460,12 @@ class _Zygote:
                 self.control.shutdown(socket.SHUT_RDWR)
             self.control.close()
 
+    def _close_channels(self) -> None:
+        """Close both sockets to the worker this object ran before, if any."""
+        self.close_input()
+        if self.replies is not None:
+            self.replies.close()
+
     def kill(self) -> None:
         """Kill the worker and its run at once, and every process the run left."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -470,17 +484,15 @@ class _Zygote:
         self._forget()
 
     def _forget(self) -> None:
-        """After the worker is gone: its run and what the run left, then its pipes."""
+        """After the worker is gone: its run and what the run left, then its sockets."""
         if self.child_pid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.child_pid, signal.SIGKILL)
             self.child_pid = None
         sweep_strays()
         LIVE_WORKERS.discard(self.process.pid)
-        if self.process.stdout is not None:
-            # RuntimeError: closed from a Ctrl-C handler while this thread reads it.
-            with contextlib.suppress(OSError, ValueError, RuntimeError):
-                self.process.stdout.close()
+        if self.replies is not None:
+            self.replies.close()
 
 
 def _memory_file(text: str) -> int:
@@ -604,6 +616,7 @@ class WorkerPool:
         # Where a signal is ignored (Ctrl-C in a background job, SIGHUP under nohup) it stays so.
         self._in_main = in_main
         confine.become_subreaper()
+        confine.not_dumpable()  # where runs keep the grader's user, they cannot ptrace it
         try:
             # A stop signal waits until the scratch folder and every worker are known to close().
             with _stop_deferred(then=self._interrupted if self._in_main else None):

@@ -5,7 +5,7 @@ name. ``import radix`` (say) then waits for the implementation process to
 say what the real module offers (``grader.sandbox.implementation``) and
 builds a module with the same public names: each class of the interface
 becomes a stand-in class whose instances are handles and whose members,
-those the catalog lists, forward each call over the pipe; a plain value
+those the catalog lists, forward each call over the channel; a plain value
 (``ROOT``) is copied; a built-in type (``NodeId = int``) is the type itself.
 Every stand-in class is ``Generic``, so ``RadixTree[int]`` works whether or
 not the real one is.
@@ -53,7 +53,7 @@ class ImplementationError(Exception):
 
 
 class _Connection:
-    """The test process's end of the pipes to the implementation process."""
+    """The test process's end of the channels to the implementation process."""
 
     def __init__(self, requests: int, replies: int, module: str, passed: tuple[str, ...]) -> None:
         self.requests = requests
@@ -341,7 +341,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 
 def install(requests: int, replies: int, module: str, passed: Sequence[str]) -> None:
-    """Make ``import MODULE`` in this process reach the implementation process on these pipes.
+    """Make ``import MODULE`` in this process reach the implementation process on these channels.
 
     ``passed`` names the built-in exceptions the tests see as themselves.
     """

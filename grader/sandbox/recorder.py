@@ -1,6 +1,6 @@
 """The pytest plugin a sandboxed run reports through, one JSON line per event.
 
-It writes to a pipe the grader's zygote reads as the run goes: the names of
+It writes to a channel the grader's zygote reads as the run goes: the names of
 the collected tests (or the collection errors), each test's start, each
 test's final outcome, and the end of the session. A run whose record stops
 early (``os._exit``, a crash, a kill) is therefore told apart from a run

@@ -16,7 +16,7 @@ the child's pid, then the run's record, out on stdout. Each child:
   folder layout, modification time, environment, ``sys.argv`` and
   ``sys.path`` (nothing on it leads into the kit), so only behaviour can tell
   a mutant from the reference;
-- reports every collected test and every outcome through a pipe as it goes,
+- reports every collected test and every outcome through a channel as it goes,
   so a crash or a hang still leaves a record of what ran.
 
 The zygote runs with address-space layout randomisation off (it re-runs
@@ -62,6 +62,7 @@ from grader.sandbox import confine, implementation, proxy
 from grader.sandbox.confine import MEMORY_LIMIT_BYTES, Confinement, descendants
 from grader.sandbox.forkserver import ForkServer, Spawned
 from grader.sandbox.recorder import OutcomeRecorder
+from grader.sandbox.wire import channel
 
 __all__ = ["MEMORY_LIMIT_BYTES", "descendants", "serve"]
 
@@ -173,8 +174,8 @@ def run_job(
 
     The implementation process (``grader.sandbox.implementation``) and the
     test process (pytest with the recorder, importing the stand-in module
-    ``grader.sandbox.proxy``) talk over two pipes; only the test process holds
-    the outcome pipe. Whatever happens, every process of the run is dead and
+    ``grader.sandbox.proxy``) talk over two channels; only the test process holds
+    the outcome channel. Whatever happens, every process of the run is dead and
     its folder gone before this returns (or raises).
     """
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
@@ -183,9 +184,9 @@ def run_job(
     try:
         _lay_out(folder)
         confine.hand_over([folder, *folder.rglob("*")], confinement)
-        requests = os.pipe()
-        replies = os.pipe()
-        events_read, events_write = os.pipe()
+        requests = channel()
+        replies = channel()
+        events_read, events_write = channel()
         started = time.monotonic()
         time_limit = float(job["time_limit"])
         common = {**job, "folder": str(folder), "cpu": cpu}
@@ -249,7 +250,7 @@ def _run_process(job: dict[str, Any], descriptors: list[int]) -> None:
 
 
 def _lay_out(folder: Path) -> None:
-    """The run's folders: no source is written here (each process reads its own from a pipe)."""
+    """The run's folders: no source is written here (each process reads its own from a channel)."""
     (folder / "tests").mkdir()
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (folder / "home").mkdir()
@@ -263,8 +264,8 @@ def _collect(
 ) -> tuple[list[Any], bool, int | None]:
     """Read the test process's events until it exits or its time is up; then kill its group.
 
-    Its exit is watched through a pidfd on its root rather than the pipe's
-    end: a grandchild may hold the pipe open long after it is gone. The
+    Its exit is watched through a pidfd on its root rather than the channel's
+    end: a grandchild may hold the channel open long after it is gone. The
     control socket is watched too: it only becomes readable here when the
     grader closes it, and then the run is abandoned (``GraderGone``). A run
     whose every process is stopped (SIGSTOP) can never go on, since nothing
@@ -358,7 +359,7 @@ def _reap() -> None:
 
 
 def _drain(read_end: int) -> bytes:
-    """What is left in the pipe, without waiting for writers a grandchild may still hold."""
+    """What is left in the channel, without waiting for writers a grandchild may still hold."""
     os.set_blocking(read_end, False)
     data = b""
     while True:
