@@ -149,7 +149,7 @@ def connected(source: str, chapter: Chapter, private: tuple[str, ...] = ()) -> i
     source_fd = os.memfd_create("source")
     os.write(source_fd, source.encode())
     os.lseek(source_fd, 0, os.SEEK_SET)
-    requests, replies = channel(), channel()
+    requests, replies = os.pipe(), os.pipe()
     pid = os.fork()
     if pid == 0:
         os.sched_setaffinity(0, {cpu})
@@ -181,10 +181,10 @@ def round_trip_microseconds() -> float:
     return in_child(measure)
 
 
-def bare_channel_microseconds() -> float:
+def bare_round_trip_microseconds(make: Callable[[], tuple[int, int]]) -> float:
     """The floor under a call: 20 bytes there and back between two pinned processes, on the
-    channels a run's processes use (``wire.channel``)."""
-    there, back = channel(), channel()
+    channels ``make`` opens (pipes, as a run's calls go, or ``wire.channel``'s sockets)."""
+    there, back = make(), make()
     cpu = min(os.sched_getaffinity(0))
     pid = os.fork()
     if pid == 0:
@@ -317,16 +317,18 @@ def main() -> None:
 
 def calls() -> None:
     micro = round_trip_microseconds()
-    bare = bare_channel_microseconds()
+    bare = bare_round_trip_microseconds(os.pipe)
+    socket_pair = bare_round_trip_microseconds(channel)
     in_process, trips = model_based_calls()
     print(f"round trip (pinned, node_count)      {micro:7.1f} us")
-    print(f"  a bare channel round trip, pinned   {bare:7.1f} us")
+    print(f"  a bare pipe round trip, pinned      {bare:7.1f} us")
+    print(f"  a bare socket round trip, pinned    {socket_pair:7.1f} us")
     print(f"model-based course test: {in_process:,} calls in process, {trips:,} round trips")
     print(f"  = {trips * micro / 1e6:.2f} s of round trips at that cost")
 
 
 def heavy(repeat: int) -> None:
-    proxied = best_of(1, heavy_mutation_seconds)
+    proxied = best_of(repeat, heavy_mutation_seconds)
     before = best_of(repeat, heavy_in_process_seconds)
     print(f"hypothesis-heavy file, mutation phase {proxied:7.2f} s")
     print(f"  the same runs in process (before)   {before:7.2f} s")

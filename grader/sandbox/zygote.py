@@ -184,8 +184,10 @@ def run_job(
     try:
         _lay_out(folder)
         confine.hand_over([folder, *folder.rglob("*")], confinement)
-        requests = channel()
-        replies = channel()
+        # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
+        # Only root could reopen them through /proc: both ends are confined and not dumpable.
+        requests = os.pipe()
+        replies = os.pipe()
         events_read, events_write = channel()
         started = time.monotonic()
         time_limit = float(job["time_limit"])
