@@ -24,6 +24,8 @@ with short time limits, so the suite stays fast.
 from __future__ import annotations
 
 import ast
+import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -36,6 +38,7 @@ import textwrap
 import threading
 import time
 import tomllib
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -341,8 +344,34 @@ def run(pool: WorkerPool, source: str, implementation: str = REFERENCE, **job: A
     return pool.run(Job(implementation, "test_hostile.py", textwrap.dedent(source).lstrip(), **job))
 
 
+REPORTED = "REPORTED "
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+"""Folders every user may write, where a run could leave a note for a later one."""
+
+
+def report_back(expression: str) -> str:
+    """A line of test code that fails on purpose with ``expression``'s value as its message
+    (an exception's: pytest cuts an assertion's message short).
+
+    A run can write nothing outside its own folder, and the grader takes the
+    run's folder out of every message, so the value travels packed (JSON,
+    zlib, base64); the test needs ``import base64, json, zlib``.
+    """
+    packed = f"base64.b64encode(zlib.compress(json.dumps({expression}).encode())).decode()"
+    return f'raise RuntimeError("{REPORTED}" + {packed})'
+
+
+def reported(result: RunResult, name: str) -> Any:
+    """The value test ``name`` sent back with ``report_back``."""
+    assert result.outcome(name) == "failed", result
+    mark = f"RuntimeError: {REPORTED}"  # the exception's line, not the line raising it
+    line = next(line for line in result.detail(name).splitlines() if mark in line)
+    packed = line.split(mark, 1)[1].split()[0]
+    return json.loads(zlib.decompress(base64.b64decode(packed)))
+
+
 PROBE = """
-    import json, os, sys, tempfile, importlib.util
+    import base64, json, os, sys, tempfile, importlib.util, zlib
     import radix
 
     def test_observe():
@@ -364,22 +393,20 @@ PROBE = """
                                for name in ("reference", "mutants", "course_tests")],
             "modules": sorted(name for name in sys.modules if "radix" in name),
         }
-        with open(OUT, "w") as out:
-            json.dump(seen, out, sort_keys=True)
+        REPORT_BACK
 """
 
 
-def observe(pool: WorkerPool, implementation: str, out: Path) -> dict[str, Any]:
-    result = run(pool, f"OUT = {str(out)!r}\n" + textwrap.dedent(PROBE), implementation)
-    assert result.all_passed, result
-    seen: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+def observe(pool: WorkerPool, implementation: str) -> dict[str, Any]:
+    probe = textwrap.dedent(PROBE).replace("REPORT_BACK", report_back("seen"))
+    seen: dict[str, Any] = reported(run(pool, probe, implementation), "test_observe")
     return seen
 
 
-def test_every_implementation_is_presented_alike(pool: WorkerPool, tmp_path: Path) -> None:
+def test_every_implementation_is_presented_alike(pool: WorkerPool) -> None:
     """Layer 3: name, file, loader, times, folder, environment, argv, path and process agree."""
-    on_reference = observe(pool, REFERENCE, tmp_path / "reference.json")
-    on_mutant = observe(pool, MUTANT_S11, tmp_path / "mutant.json")
+    on_reference = observe(pool, REFERENCE)
+    on_mutant = observe(pool, MUTANT_S11)
     assert on_reference == on_mutant
     assert on_reference["module"] == ["radix", None, None]  # no file: its code is elsewhere
     assert on_reference["argv"] == [["pytest"], ["python", "-m", "pytest"]]
@@ -393,13 +420,12 @@ def test_every_implementation_is_presented_alike(pool: WorkerPool, tmp_path: Pat
     assert str(KIT) not in seen
 
 
-def test_only_the_graders_configuration_is_used(pool: WorkerPool, tmp_path: Path) -> None:
+def test_only_the_graders_configuration_is_used(pool: WorkerPool) -> None:
     """Layer 2: the grader's empty pytest.ini, its rootdir, no conftest, no plugin, no cache."""
-    out = tmp_path / "config.json"
     result = run(
         pool,
         f"""
-        import json, os
+        import base64, json, os, zlib
         def test_config(pytestconfig):
             manager = pytestconfig.pluginmanager
             files = [getattr(p, "__file__", "") or "" for p in manager.get_plugins()]
@@ -414,12 +440,10 @@ def test_only_the_graders_configuration_is_used(pool: WorkerPool, tmp_path: Path
                                 and "/_pytest/" not in f and "/pytest/" not in f],
                 "args": pytestconfig.args,
             }}
-            with open({str(out)!r}, "w") as handle:
-                json.dump(seen, handle)
+            {report_back("seen")}
         """,
     )
-    assert result.all_passed, result
-    seen = json.loads(out.read_text(encoding="utf-8"))
+    seen = reported(result, "test_config")
     assert seen["ini"] == ["pytest.ini", "[pytest]\n"]
     assert seen["rootdir"] and seen["noconftest"]
     assert seen["conftests"] == [] and seen["cache"] is False
@@ -533,18 +557,26 @@ def test_chance_is_the_same_in_every_run(pool: WorkerPool) -> None:
     assert runs[0].outcome("test_three_draws") == "passed"
 
 
-def test_no_run_sees_what_an_earlier_run_left(pool: WorkerPool, tmp_path: Path) -> None:
-    """Each run has its own working folder, HOME and TMPDIR, and they are gone afterwards."""
+def test_no_run_sees_what_an_earlier_run_left(pool: WorkerPool) -> None:
+    """Each run has its own working folder, HOME and TMPDIR, and they are gone afterwards;
+    the machine's shared folders (``/tmp``, ``/dev/shm``) keep no note from one run to the
+    next either (at the ``namespaces`` level a run cannot write them)."""
     source = (HOSTILE / "remembers_runs" / "tests" / "test_ds07_radix.py").read_text()
-    source += (
-        f"\ndef test_where():\n    with open({str(tmp_path / 'where')!r}, 'a') as out:\n"
-        "        out.write(tempfile.gettempdir() + ' ' + str(pathlib.Path.home()) + '\\n')\n"
-    )
+    source += "\nimport base64, json, zlib\n\ndef test_where():\n"
+    source += f"    {report_back('[tempfile.gettempdir(), str(pathlib.Path.home())]')}\n"
+    places = []
     for _ in range(3):
-        assert run(pool, source).all_passed
-    places = (tmp_path / "where").read_text().split()
+        result = run(pool, source)
+        assert result.status == "completed" and result.failing() == ["test_where"], result
+        places += reported(result, "test_where")
     assert len(set(places)) == 6
     assert not any(Path(place).exists() for place in places)
+    leftovers = [Path(folder, "seen") for folder in SHARED_FOLDERS]
+    if pool.isolation == "namespaces":
+        assert not any(note.exists() for note in leftovers)
+    for note in leftovers:
+        with contextlib.suppress(OSError):
+            note.unlink()
 
 
 def test_a_confined_run_cannot_write_the_kit_or_the_reports(
@@ -572,7 +604,8 @@ def test_a_confined_run_cannot_write_the_kit_or_the_reports(
         assert result.all_passed and written == targets
     else:
         assert result.outcome("test_write") == "failed" and written == []
-        assert "PermissionError" in result.detail("test_write")
+        wall = "Read-only file system" if pool.isolation == "namespaces" else "PermissionError"
+        assert wall in result.detail("test_write")
 
 
 def test_the_kits_reference_is_out_of_sight_of_a_confined_run(pool: WorkerPool) -> None:
@@ -624,25 +657,24 @@ def test_kill_minus_one_reaches_only_its_own_run(pool: WorkerPool) -> None:
     assert stray_processes() == []
 
 
-def test_a_listening_socket_is_closed_with_its_run(pool: WorkerPool, tmp_path: Path) -> None:
+def test_a_listening_socket_is_closed_with_its_run(pool: WorkerPool) -> None:
     """A test that listens on a local port and hangs is stopped; the port is free again."""
-    port_file = tmp_path / "port"
+    with __import__("socket").socket() as probe:  # a port free now
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     result = run(
         pool,
         f"""
         import socket
         def test_listen():
             server = socket.socket()
-            server.bind(("127.0.0.1", 0))
+            server.bind(("127.0.0.1", {port}))
             server.listen()
-            with open({str(port_file)!r}, "w") as out:
-                out.write(str(server.getsockname()[1]))
             server.accept()
         """,
         time_limit=2.0,
     )
     assert result.status == "timeout"
-    port = int(port_file.read_text())
     with pytest.raises(ConnectionRefusedError):
         __import__("socket").create_connection(("127.0.0.1", port), timeout=1)
 
@@ -672,18 +704,16 @@ def test_a_grandchild_holding_the_pipes_neither_blocks_nor_survives(pool: Worker
     assert stray_processes() == []
 
 
-def test_memory_is_bounded(pool: WorkerPool, tmp_path: Path) -> None:
+def test_memory_is_bounded(pool: WorkerPool) -> None:
     """Unbounded memory ends in MemoryError; the limits hold for the test's own children too."""
-    out = tmp_path / "limits"
     result = run(
         pool,
         f"""
-        import subprocess
+        import base64, json, subprocess, zlib
         def test_child_limits():
             limits = subprocess.run(["sh", "-c", "ulimit -v; ulimit -f; ulimit -n; ulimit -t"],
                                     capture_output=True, text=True).stdout
-            with open({str(out)!r}, "w") as handle:
-                handle.write(limits)
+            {report_back("limits")}
         def test_memory():
             blocks = []
             while True:
@@ -693,7 +723,7 @@ def test_memory_is_bounded(pool: WorkerPool, tmp_path: Path) -> None:
     assert result.outcome("test_memory") == "failed" and "MemoryError" in result.detail(
         "test_memory"
     )
-    memory, size, files, cpu = out.read_text().split()
+    memory, size, files, cpu = reported(result, "test_child_limits").split()
     assert int(memory) * 1024 == MEMORY_LIMIT_BYTES
     assert int(size) * 512 == OUTPUT_LIMIT_BYTES or int(size) * 1024 == OUTPUT_LIMIT_BYTES
     assert int(files) <= 256 and cpu != "unlimited"

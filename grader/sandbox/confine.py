@@ -38,9 +38,11 @@ import contextlib
 import ctypes
 import functools
 import os
+import re
 import resource
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,9 +83,11 @@ _MS_RDONLY = 1
 _MS_NOSUID = 2
 _MS_NODEV = 4
 _MS_NOEXEC = 8
+_MS_REMOUNT = 32
 _MS_BIND = 4096
 _MS_REC = 0x4000
 _MS_PRIVATE = 1 << 18
+_KEPT_FLAGS = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC}
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
@@ -162,23 +166,28 @@ def isolation_level() -> IsolationLevel:
 def _try_level(level: IsolationLevel) -> bool:
     """Fork a child that confines itself at ``level`` and reports whether every step worked,
     the Python installation still readable."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            here = Path(__file__).parent
-            child = fork_confined(Confinement(level, (here,)), Path("/"))
-            if child == 0:
-                ok = os.getuid() == UNTRUSTED_UID and os.getgroups() == []
-                ok = ok and all(os.access(path, os.R_OK | os.X_OK) for path in _python_paths())
-                if level == "namespaces":
-                    ok = ok and os.getpid() == 2 and not os.access(__file__, os.F_OK)
-                os._exit(0 if ok else 1)
-            _, status = os.waitpid(child, 0)
-            os._exit(0 if os.waitstatus_to_exitcode(status) == 0 else 1)
-        except BaseException:
-            os._exit(1)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
+    workdir = Path(tempfile.mkdtemp(prefix="grader-probe-"))
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                here = Path(__file__).parent
+                child = fork_confined(Confinement(level, (here,)), workdir)
+                if child == 0:
+                    ok = os.getuid() == UNTRUSTED_UID and os.getgroups() == []
+                    ok = ok and all(os.access(p, os.R_OK | os.X_OK) for p in _python_paths())
+                    if level == "namespaces":
+                        ok = ok and os.getpid() == 2 and not os.access(__file__, os.F_OK)
+                        ok = ok and not os.access(tempfile.gettempdir(), os.W_OK)
+                    os._exit(0 if ok else 1)
+                _, status = os.waitpid(child, 0)
+                os._exit(0 if os.waitstatus_to_exitcode(status) == 0 else 1)
+            except BaseException:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status) == 0
+    finally:
+        os.rmdir(workdir)
 
 
 def _python_paths() -> list[Path]:
@@ -266,6 +275,33 @@ def _enter_namespaces(confinement: Confinement, workdir: Path) -> None:
             _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
             "size=4k,mode=0555",
         )
+    _writable_only(workdir)
+
+
+def _writable_only(workdir: Path) -> None:
+    """Make every mount of this namespace read-only but the run's folder ``workdir``.
+
+    Without it a run could leave a note in ``/tmp`` or ``/dev/shm`` for a later
+    run to find, and a test file that counts its runs knows when the mutants'
+    turn has come. ``/proc`` is this run's own and stays as mounted.
+    """
+    _mount(str(workdir), str(workdir), None, _MS_BIND | _MS_REC, None)
+    for target, flags in _mounts():
+        if target == str(workdir) or target == "/proc" or target.startswith("/proc/"):
+            continue
+        _mount("none", target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags, None)
+
+
+def _mounts() -> list[tuple[str, int]]:
+    """Each mount point of this namespace once, with the flags a remount must keep."""
+    found: dict[str, int] = {}
+    with open("/proc/self/mountinfo", encoding="utf-8") as table:
+        for line in table:
+            fields = line.split()
+            target = re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), fields[4])
+            options = fields[5].split(",")
+            found[target] = sum(flag for name, flag in _KEPT_FLAGS.items() if name in options)
+    return list(found.items())
 
 
 def _open_the_way(paths: list[Path]) -> None:
