@@ -27,6 +27,7 @@ import ast
 import base64
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -577,6 +578,152 @@ def test_no_run_sees_what_an_earlier_run_left(pool: WorkerPool) -> None:
     for note in leftovers:
         with contextlib.suppress(OSError):
             note.unlink()
+
+
+@pytest.fixture(scope="module")
+def uid_pool() -> Iterator[WorkerPool]:
+    """Workers at the ``uid`` level (root without namespaces: a default Docker container),
+    where this machine gives at least that; else at ``none``.
+
+    Where Python lives in a folder other users may not enter (``/root``), a run at
+    ``uid`` cannot import what the warm worker has not (the machine's own level
+    would open the way), so the tests that use this pool import nothing else and
+    do not import the module under test.
+    """
+    with WorkerPool(workers=2, at_most="uid") as workers:
+        yield workers
+
+
+STOPPER = """
+import os, signal, time
+
+def test_stop_every_other_run():
+    me, mine = os.getuid(), {os.getpid(), os.getppid()}
+    stopped = set()
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) not in mine | stopped:
+                try:
+                    with open(f"/proc/{name}/cmdline", "rb") as cmdline:
+                        ours = SCRATCH in cmdline.read()
+                    if ours and os.stat(f"/proc/{name}").st_uid == me:
+                        os.kill(int(name), signal.SIGSTOP)
+                        stopped.add(int(name))
+                except OSError:
+                    pass
+        time.sleep(0.01)
+"""
+
+
+def test_at_the_uid_level_a_run_cannot_stop_another(uid_pool: WorkerPool) -> None:
+    """At ``uid`` every run has the same user and sees every process: a run that stops the
+    others (a SIGSTOPped run times out, and a timeout kills a mutant) finds none running,
+    since that level runs them one at a time. (At ``none`` the same test would stop the
+    grader itself: it runs only where the runs are confined to another user.) This is also
+    why one machine should have one grader at ``uid``: runs of two graders share the user."""
+    if uid_pool.isolation == "none":
+        assert os.geteuid() != 0
+        return
+    victim = "import time\n\ndef test_sleep():\n    time.sleep(1.0)\n"
+    # Only this pool's runs (their command line names its scratch folder): a run of any
+    # other grader on the machine with the same user would be stopped too.
+    stopper_source = STOPPER.replace("SCRATCH", repr(str(uid_pool.scratch).encode()))
+    with ThreadPoolExecutor(2) as threads:
+        stopper = threads.submit(run, uid_pool, stopper_source)
+        time.sleep(0.5)
+        attacked = threads.submit(run, uid_pool, victim, time_limit=5.0, hash_seed=OTHER_HASH_SEED)
+        assert stopper.result().all_passed, stopper.result()
+        assert attacked.result().all_passed, attacked.result()
+
+
+def test_at_the_uid_level_no_two_runs_overlap(uid_pool: WorkerPool) -> None:
+    """The runs of three jobs sent at once: one after another at ``uid``, side by side at
+    ``none`` (where runs are the grader's user, and nothing keeps them from it anyway)."""
+    source = f"""
+        import base64, json, time, zlib
+        def test_when():
+            started = time.monotonic()
+            time.sleep(0.5)
+            {report_back("[started, time.monotonic()]")}
+    """
+    seeds = [0, 0, OTHER_HASH_SEED]
+    with ThreadPoolExecutor(len(seeds)) as threads:
+        results = list(threads.map(lambda seed: run(uid_pool, source, hash_seed=seed), seeds))
+    spans = sorted(reported(result, "test_when") for result in results)
+    overlapping = any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
+    assert overlapping == (uid_pool.isolation == "none"), spans
+
+
+NOTE_TAKER = """
+import os
+
+def test_note(folders=FOLDERS):
+    found = [folder for folder in folders if os.path.exists(os.path.join(folder, "seen"))]
+    for folder in folders:
+        try:
+            with open(os.path.join(folder, "seen"), "w") as note:
+                note.write("seen")
+        except OSError:
+            pass
+    assert found == []
+"""
+
+
+def test_at_the_uid_level_no_note_in_a_shared_folder_outlives_its_run(uid_pool: WorkerPool) -> None:
+    """A run at ``uid`` can write ``/tmp`` and the like (it has no mount namespace); what it
+    leaves there, in a folder every user may write below them included, is removed before
+    the next run starts, so no run finds a note of an earlier one. (At ``none`` the runs
+    are the grader's user, whose files the grader cannot tell from theirs.)"""
+    if uid_pool.isolation == "none":
+        assert os.geteuid() != 0
+        return
+    shared = Path(tempfile.mkdtemp(prefix="grader-shared-", dir="/tmp"))
+    shared.chmod(0o1777)
+    folders = (*SHARED_FOLDERS, str(shared))
+    try:
+        for _ in range(3):
+            result = run(uid_pool, NOTE_TAKER.replace("FOLDERS", repr(folders)))
+            assert result.all_passed, result
+        assert [folder for folder in folders if Path(folder, "seen").exists()] == []
+    finally:
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                Path(folder, "seen").unlink()
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_leftovers_are_only_the_untrusted_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the sweep removes: the untrusted user's entries, in the shared folders and in
+    the folders below them every user may write; nothing of another user's, and nothing
+    a symbolic link points at."""
+    if os.geteuid() != 0:
+        assert confine.isolation_level() == "none"
+        return
+    nobody = confine.UNTRUSTED_UID
+    theirs_top, ours_top = tmp_path / "theirs", tmp_path / "ours"
+    open_below, closed_below = tmp_path / "open", tmp_path / "closed"
+    for folder, mode in ((open_below, 0o1777), (closed_below, 0o755)):
+        folder.mkdir()
+        folder.chmod(mode)
+    victim = tmp_path / "ours" / "kept"
+    planted = [theirs_top, open_below / "note", closed_below / "note", tmp_path / "link"]
+    ours_top.mkdir()
+    victim.write_text("kept")
+    theirs_top.mkdir()
+    (theirs_top / "inside").write_text("x")
+    (open_below / "note").write_text("x")
+    (closed_below / "note").write_text("x")
+    (tmp_path / "link").symlink_to(victim)
+    for path in planted:
+        os.chown(path, nobody, nobody, follow_symlinks=False)
+    monkeypatch.setattr(confine, "SHARED_FOLDERS", (str(tmp_path),))
+    confine.remove_leftovers(confine.Confinement("uid"))
+    left = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*"))
+    assert left == ["closed", "closed/note", "open", "ours", "ours/kept"]
+    assert victim.read_text() == "kept"
 
 
 def test_a_confined_run_cannot_write_the_kit_or_the_reports(

@@ -40,6 +40,7 @@ import functools
 import os
 import re
 import resource
+import shutil
 import signal
 import sys
 import tempfile
@@ -390,6 +391,39 @@ def hand_over(paths: Iterable[Path], confinement: Confinement) -> None:
         return
     for path in paths:
         os.chown(path, confinement.uid, UNTRUSTED_GID, follow_symlinks=False)
+
+
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
+"""The folders every user may write on a usual Linux machine: where a run at the ``uid``
+level, which has no mount namespace of its own, could leave a note for a later run."""
+
+
+def remove_leftovers(confinement: Confinement) -> None:
+    """Remove everything the untrusted user owns in ``SHARED_FOLDERS`` and in the folders
+    below them that every user may write (``/tmp/.X11-unix``): what a run left there.
+
+    At the ``namespaces`` level a run cannot write outside its own folder; at
+    ``uid`` the runs of a pool go one at a time and this runs after each.
+    """
+    if confinement.uid is None:
+        return
+    todo = list(SHARED_FOLDERS)
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                status = entry.stat(follow_symlinks=False)
+                directory = entry.is_dir(follow_symlinks=False)
+                if status.st_uid != confinement.uid:
+                    if directory and status.st_mode & 0o002:
+                        todo.append(entry.path)
+                elif directory:
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
 
 
 def die_with_parent() -> None:

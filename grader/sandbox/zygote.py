@@ -219,6 +219,7 @@ def run_job(
                 process.close()
                 _kill_group(process.pid)
             _kill_descendants(spare=server.pid)
+            confine.remove_leftovers(confinement)
         return {
             "events": _without_folder(events, folder),
             "timed_out": timed_out,
