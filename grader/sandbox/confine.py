@@ -15,14 +15,17 @@ level*, weakest first:
     without ``CAP_SYS_ADMIN``): each run drops to an unprivileged uid and gid
     (``nobody``/``nogroup``, no supplementary groups, no new privileges). It
     cannot write the kit, the reports or the grader's files, nor signal the
-    grader or its workers.
+    grader or its workers. Every run has that one user and sees every
+    process, so a pool runs them one at a time (``grader.sandbox.pool``) and
+    ``remove_leftovers`` clears the shared folders after each.
 ``namespaces``
     Root and namespaces: ``uid`` plus a PID namespace of its own (its first
     process is a small init kept by the grader; when the run ends, the kernel
     kills everything it started, and it sees no other process), a network
     namespace of its own (no network at all, not even the machine's
     loopback), and a mount namespace in which the kit's reference, model
-    answer, wheats and mutants are hidden under empty read-only folders.
+    answer, wheats and mutants are hidden under empty read-only folders and
+    every other mount but the run's own folder is read-only.
 
 ``isolation_level()`` measures the level once per process by trying it in a
 throwaway child. ``fork_confined()`` is the one call a worker makes: it forks
