@@ -187,10 +187,10 @@ def main() -> int:
             f"{cpu / wall:4.2f} cores of the machine busy on average"
         )
     print(f"speed-up: {sequential / batched:.2f}x")
-    busy = sequential_cpu / sequential
+    busy, cores = sequential_cpu / sequential, len(os.sched_getaffinity(0))
     print(
-        f"ceiling: one check alone keeps {busy:.2f} of {len(os.sched_getaffinity(0))} cores "
-        f"busy, so no schedule of the same work can beat {len(os.sched_getaffinity(0)) / busy:.2f}x"
+        f"ceiling: one check alone keeps {busy:.2f} of {cores} cores busy, "
+        f"so no schedule of the same work can beat {cores / busy:.2f}x"
     )
     print(f"load average before/after: {load_before:.1f}/{load_after:.1f}")
     print(f"same gradebook rows both ways: {'yes' if same else 'NO'}")

@@ -108,9 +108,9 @@ def fast_chapter(
 
 @pytest.fixture
 def tmp_path() -> Iterator[Path]:
-    """A fresh folder that confined runs can reach and write, as /tmp itself (mode 1777):
-    pytest's own lies in a folder only its user may enter, and the tests here exchange
-    files with the runs they start."""
+    """A fresh folder that confined runs can reach, as /tmp itself (mode 1777): pytest's own
+    lies in a folder only its user may enter, and a run must meet the wall a test means
+    (the read-only view, another user's folder), not a folder it cannot enter."""
     folder = Path(tempfile.mkdtemp(prefix="hostile-", dir="/tmp"))
     folder.chmod(0o1777)
     yield folder
@@ -346,8 +346,6 @@ def run(pool: WorkerPool, source: str, implementation: str = REFERENCE, **job: A
 
 
 REPORTED = "REPORTED "
-SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
-"""Folders every user may write, where a run could leave a note for a later one."""
 
 
 def report_back(expression: str) -> str:
@@ -572,7 +570,7 @@ def test_no_run_sees_what_an_earlier_run_left(pool: WorkerPool) -> None:
         places += reported(result, "test_where")
     assert len(set(places)) == 6
     assert not any(Path(place).exists() for place in places)
-    leftovers = [Path(folder, "seen") for folder in SHARED_FOLDERS]
+    leftovers = [Path(folder, "seen") for folder in confine.SHARED_FOLDERS]
     if pool.isolation == "namespaces":
         assert not any(note.exists() for note in leftovers)
     for note in leftovers:
@@ -680,7 +678,7 @@ def test_at_the_uid_level_no_note_in_a_shared_folder_outlives_its_run(uid_pool: 
         return
     shared = Path(tempfile.mkdtemp(prefix="grader-shared-", dir="/tmp"))
     shared.chmod(0o1777)
-    folders = (*SHARED_FOLDERS, str(shared))
+    folders = (*confine.SHARED_FOLDERS, str(shared))
     try:
         for _ in range(3):
             result = run(uid_pool, NOTE_TAKER.replace("FOLDERS", repr(folders)))

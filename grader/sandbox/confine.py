@@ -405,10 +405,11 @@ def remove_leftovers(confinement: Confinement) -> None:
     """Remove everything the untrusted user owns in ``SHARED_FOLDERS`` and in the folders
     below them that every user may write (``/tmp/.X11-unix``): what a run left there.
 
-    At the ``namespaces`` level a run cannot write outside its own folder; at
-    ``uid`` the runs of a pool go one at a time and this runs after each.
+    Only the ``uid`` level needs it, and there the runs of a pool go one at a
+    time and this runs after each: at ``namespaces`` a run cannot write outside
+    its own folder, and at ``none`` its files are the grader's user's.
     """
-    if confinement.uid is None:
+    if confinement.level != "uid":
         return
     todo = list(SHARED_FOLDERS)
     while todo:

@@ -352,7 +352,8 @@ class _Zygote:
         }
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         replies, their_replies = channel()
-        self._close_channels()
+        if self.control is not None:
+            self.control.close()
         self.control = ours
         self.replies = socket.socket(fileno=replies)
         self._buffer = b""
@@ -459,12 +460,6 @@ class _Zygote:
             with contextlib.suppress(OSError, ValueError):
                 self.control.shutdown(socket.SHUT_RDWR)
             self.control.close()
-
-    def _close_channels(self) -> None:
-        """Close both sockets to the worker this object ran before, if any."""
-        self.close_input()
-        if self.replies is not None:
-            self.replies.close()
 
     def kill(self) -> None:
         """Kill the worker and its run at once, and every process the run left."""

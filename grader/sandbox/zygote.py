@@ -174,7 +174,7 @@ def run_job(
 
     The implementation process (``grader.sandbox.implementation``) and the
     test process (pytest with the recorder, importing the stand-in module
-    ``grader.sandbox.proxy``) talk over two channels; only the test process holds
+    ``grader.sandbox.proxy``) talk over two pipes; only the test process holds
     the outcome channel. Whatever happens, every process of the run is dead and
     its folder gone before this returns (or raises).
     """
