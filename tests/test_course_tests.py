@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,24 @@ def test_every_rule_gets_a_fair_share_of_the_steps() -> None:
         floors = {rule: 0.10 if rule == "match_prefix" else 0.05 for rule in share}
         starved = {rule: f"{part:.0%}" for rule, part in share.items() if part < floors[rule]}
         assert not starved, f"granule {granule}: rules starved of steps: {starved}"
+
+
+def test_the_course_tests_run_without_the_grader(tmp_path: Path) -> None:
+    """The course tests are content: plain pytest runs them where ``grader`` cannot be imported.
+
+    A ``grader`` package that refuses to import shadows the installed kit, as a
+    machine with pytest and hypothesis alone (``tox -e reference``) would have none.
+    """
+    blocker = tmp_path / "grader"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('the grader is not installed here')\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(COURSE_TESTS)],
+        cwd=COURSE_TESTS.parent,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "12 passed" in run.stdout

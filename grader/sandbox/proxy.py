@@ -20,10 +20,10 @@ else as ``ImplementationError`` naming the type and message. A function
 passed as an argument (``on_evict``) stays here and is called back, in
 order, while the call runs; it may call the tree again.
 
-``read_whole`` reads a whole object graph in one round trip (see
-``grader.sandbox.implementation.walk``); on a real object it does the same
-walk in this process, so the course tests run unchanged against a real
-module under plain pytest.
+Every stand-in also answers ``_grader_read_whole``: a whole object graph
+read in one round trip (``grader.sandbox.implementation.walk``). The course
+tests use it when it is there and walk the tree call by call when it is not,
+so they need nothing of the grader under plain pytest.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from grader.sandbox import wire
-from grader.sandbox.implementation import walk
 
 T = TypeVar("T")
 FRAME_LIMIT = 50
@@ -241,6 +240,19 @@ class Proxy:
     def __deepcopy__(self, memo: dict[int, Any]) -> Proxy:
         return self._duplicate(deep=True)
 
+    def _grader_read_whole(
+        self,
+        start: Any,
+        via: str,
+        each: Sequence[str],
+        once: Sequence[str] = (),
+        check: str | None = None,
+    ) -> list[Any]:
+        """The whole graph behind this handle in one request: see ``implementation.walk``."""
+        message = ["walk", self._grader_handle, start, via, list(each), list(once), check]
+        result: list[Any] = type(self)._grader_connection.request(message, {})
+        return result
+
     def _duplicate(self, deep: bool) -> Proxy:
         cls = type(self)
         duplicate = cls.__new__(cls)
@@ -347,19 +359,3 @@ def install(requests: int, replies: int, module: str, passed: Sequence[str]) -> 
     """
     connection = _Connection(requests, replies, module, tuple(passed))
     sys.meta_path.insert(0, _Finder(connection))
-
-
-def read_whole(
-    obj: Any,
-    start: Any,
-    via: str,
-    each: Sequence[str],
-    once: Sequence[str] = (),
-    check: str | None = None,
-) -> list[Any]:
-    """``obj``'s whole graph in one request: see ``grader.sandbox.implementation.walk``."""
-    if isinstance(obj, Proxy):
-        message = ["walk", obj._grader_handle, start, via, list(each), list(once), check]
-        result: list[Any] = type(obj)._grader_connection.request(message, {})
-        return result
-    return walk(obj, start, via, list(each), list(once), check)
