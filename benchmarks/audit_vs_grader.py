@@ -14,7 +14,7 @@ measures:
 Both run as many mutants at once as the grader's default (``grader.sandbox.pool.WORKERS``).
 The target: the grader's time per planted mutant is no higher than mutmut's
 time per generated mutant. ``--function`` restricts the audit for a quick
-look; the figures in the README come from a run over every function.
+look; the figures in docs/benchmarks.md come from a run over every function.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Tests earn kills only by observing behaviour through the public interface.
 The wall that enforces it is the process boundary (the implementation under
 test runs in a process of its own, and each run is confined by the operating
-system: see the README's security section). This check is the layer that
+system: see docs/security.md). This check is the layer that
 *explains*: it reads the file first and names, by line and rule, what would
 reach beyond the interface, change how pytest or hypothesis judge a test, or
 make a grade depend on chance, so an honest student learns the rules from the

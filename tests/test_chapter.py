@@ -143,7 +143,14 @@ def test_the_chapter_names_every_method_and_rule_of_the_interface() -> None:
 
 
 # Text files of the kit a student or a maintainer reads, and the paths they may cite.
-CITING = ["README.md", "student/radix.py", "student/tests/test_ds07_radix.py", "chapter/*.md"]
+CITING = [
+    "README.md",
+    "CHANGELOG.md",
+    "docs/*.md",
+    "student/radix.py",
+    "student/tests/test_ds07_radix.py",
+    "chapter/*.md",
+]
 CITING += ["grader/**/*.py", "course_tests/*.py", "reference/radix.py", "mutants/catalog.toml"]
 CITED = re.compile(r"\b((?:spec|chapter)/[\w./-]+\.(?:md|txt))")
 

@@ -729,7 +729,7 @@ def test_a_confined_run_cannot_write_the_kit_or_the_reports(
 ) -> None:
     """Confined to another user, a run can write neither into the kit nor beside a report
     the grader writes (a folder of the grader's user); unconfined it could, which is what
-    the README says of the level ``none``."""
+    docs/security.md says of the level ``none``."""
     reports = tmp_path / "reports"
     reports.mkdir(mode=0o755)
     targets = [KIT / "grader" / f"written-by-a-run-{os.getpid()}", reports / "results.json"]
@@ -779,7 +779,7 @@ def test_kill_minus_one_reaches_only_its_own_run(pool: WorkerPool) -> None:
     """``kill(-1, SIGKILL)`` (every process the caller may signal but itself and init) from
     a confined run reaches neither the grader nor its workers. In a PID namespace it reaches
     nothing but the run's own processes, so a run on the other worker at the same time
-    passes; at the ``uid`` level it kills that run (the README says so). Unconfined it
+    passes; at the ``uid`` level it kills that run (docs/security.md says so). Unconfined it
     would kill every process of the user running the tests, so it is not tried there; the
     level is then ``none``, as asserted."""
     if pool.isolation == "none":

@@ -1,9 +1,11 @@
-"""The maintainers' tool that re-makes the patches after the reference changes."""
+"""The maintainers' tools: the patches after the reference changes, the command reference."""
 
 from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -16,14 +18,17 @@ from grader.patching import mutant_sources
 KIT = Path(__file__).resolve().parents[1]
 
 
-def refresh_patches() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "refresh_patches", KIT / "tools" / "refresh_patches.py"
-    )
+def load_tool(name: str) -> ModuleType:
+    """``tools/NAME.py`` as a module."""
+    spec = importlib.util.spec_from_file_location(name, KIT / "tools" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def refresh_patches() -> ModuleType:
+    return load_tool("refresh_patches")
 
 
 def test_the_kits_patches_are_up_to_date() -> None:
@@ -49,3 +54,25 @@ def test_patches_follow_the_reference_when_its_lines_move(tmp_path: Path) -> Non
     after = mutant_sources(load_chapter(root=tmp_path))
     assert after == {name: "# a maintainer's note\n" + source for name, source in before.items()}
     assert tool.main(["--check", "--kit", str(tmp_path)]) == 0
+
+
+def test_the_command_reference_is_the_parsers_own_help() -> None:
+    """``docs/reference.md`` holds every command's current ``--help``, and nothing stale."""
+    run = subprocess.run(
+        [sys.executable, str(KIT / "tools" / "refresh_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (run.returncode, run.stdout) == (0, "reference.md: up to date\n")
+
+
+def test_the_command_reference_catches_a_changed_option(tmp_path: Path) -> None:
+    """A help block that differs from the parser is redrawn; a missing command gets a block."""
+    tool = load_tool("refresh_docs")
+    page = (KIT / "docs" / "reference.md").read_text(encoding="utf-8")
+    stale = page.replace("[--submission DIR]", "[--folder DIR]", 1)
+    texts = tool.help_texts()
+    assert stale != page and tool.refreshed(stale, texts) == page
+    without_diff = page[: page.index("## `grader diff`")]
+    assert "<!-- help: grader diff -->" in tool.refreshed(without_diff, texts)
