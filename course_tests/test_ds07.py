@@ -32,6 +32,7 @@ from radix import ROOT, RadixTree
 # Quoted, so that nothing evaluates ``RadixTree[...]`` at run time: the interface
 # asks for a Generic class, but a correct tree that is not one must not fail here.
 Tree: TypeAlias = "RadixTree[Any]"
+Readable: TypeAlias = "RadixTree[Any] | TreeView"  # what the accessor-only helpers read
 Shape: TypeAlias = dict[tuple[int, ...], tuple[tuple[Any, ...], "Shape"]]
 
 # ----------------------------------------------------------------------
@@ -58,23 +59,23 @@ def match(tree: Tree, key: Sequence[int]) -> tuple[int, list[int]]:
     return matched, list(path)
 
 
-def edge(tree: Tree, node: int | None) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+def edge(tree: Readable, node: int | None) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     """The label of the edge into ``node`` and its values."""
     assert node is not None
     return tuple(tree.key(node)), tuple(tree.values(node))
 
 
-def lru(tree: Tree) -> list[int]:
+def lru(tree: Readable) -> list[int]:
     """The unlocked leaves, oldest first."""
     return list(tree.lru_order())
 
 
-def shape(tree: Tree, node: int = ROOT) -> Shape:
+def shape(tree: Readable, node: int = ROOT) -> Shape:
     """The subtree below ``node`` as nested dicts: label -> (values, subtree)."""
     return {edge(tree, c)[0]: (edge(tree, c)[1], shape(tree, c)) for c in tree.children(node)}
 
 
-def layout(tree: Tree) -> dict[int, tuple[Any, ...]]:
+def layout(tree: Readable) -> dict[int, tuple[Any, ...]]:
     """Every node reachable from ROOT, by id: label, values, parent, children, lock count."""
     nodes: dict[int, tuple[Any, ...]] = {}
     todo = [ROOT]
@@ -172,14 +173,14 @@ class TreeView:
 
 def snapshot(tree: Tree) -> dict[str, Any]:
     """Everything the public accessors show, to compare a tree before and after a call."""
-    tree = TreeView(tree)
+    view = TreeView(tree)
     return {
-        "granule": tree.granule,
-        "len": len(tree),
-        "is_empty": tree.is_empty(),
-        "node_count": tree.node_count(),
-        "lru_order": lru(tree),
-        "nodes": layout(tree),
+        "granule": view.granule,
+        "len": len(view),
+        "is_empty": view.is_empty(),
+        "node_count": view.node_count(),
+        "lru_order": lru(view),
+        "nodes": layout(view),
     }
 
 
