@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grader.catalog import Chapter
 from grader.errors import GraderError
+from grader.python_source import SourceProblem, decode
 
 DEFAULT_FOLDER = Path("submission")
 START_HINT = " (see `grader start`)"
@@ -64,7 +65,8 @@ def _read(folder: Path, relative: str) -> tuple[str | None, str | None]:
 def read_text_inside(folder: Path, path: Path) -> str:
     """The UTF-8 text of ``path``, which must be a regular file inside ``folder``.
 
-    A byte order mark at the start is dropped, as Python itself drops it.
+    A byte order mark at the start is dropped, as Python itself drops it; a
+    declaration of another encoding is refused (``grader.python_source``).
     """
     shown = path.relative_to(folder).as_posix()
     if not path.exists() and not path.is_symlink():
@@ -87,7 +89,9 @@ def read_text_inside(folder: Path, path: Path) -> str:
             f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB: is it the right file?"
         )
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte order mark, as Python allows
+        text = decode(path.read_bytes())
+    except SourceProblem as problem:
+        raise SubmissionProblem(f"{shown} cannot be graded: {problem}") from problem
     except UnicodeDecodeError as error:
         raise SubmissionProblem(
             f"{shown} is not UTF-8 text (byte {error.start}): save it as UTF-8"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import load_chapter
+from grader.static_lists import ALLOWED_MODULES
 from grader.static_check import (
-    ALLOWED_MODULES,
     check_test_source,
     describe_overrides,
     function_name,

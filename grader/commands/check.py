@@ -39,7 +39,7 @@ from grader.sandbox.pool import (
     status_phrase,
 )
 from grader.static_check import (
-    UNPARSABLE,
+    UNREAD,
     check_test_source,
     describe_overrides,
     function_name,
@@ -422,7 +422,7 @@ def _validate(
     note = describe_overrides(overridden_settings(submission.tests))
     notes = (note,) if note else ()
     # A file that does not parse names no tests; calling them all missing would mislead.
-    parsed = not any(v.rule.startswith(UNPARSABLE) for v in violations)
+    parsed = not any(v.code in UNREAD for v in violations)
     defined = {function_name(test) for test in tests}
     missing = tuple(name for name in required if name not in defined) if parsed else ()
     if violations:
