@@ -50,11 +50,13 @@ from grader.output.terminal import (
     render_check,
     render_diff,
     render_release,
+    render_rules,
     render_start,
     render_tdd,
 )
 from grader.roster import read_roster
 from grader.sandbox.confine import ISOLATION_CHOICES
+from grader.static_rules import RULES
 from grader.submission import DEFAULT_FOLDER, start_submission
 
 Command = Callable[[argparse.Namespace, Chapter, Console], int]
@@ -80,6 +82,11 @@ def cmd_start(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 def cmd_tests(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     render_catalog(console, chapter)
+    return EXIT_PASS
+
+
+def cmd_rules(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_rules(console, chapter, tuple(RULES.values()), args.examples)
     return EXIT_PASS
 
 
@@ -307,6 +314,21 @@ def _add_tests(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_submission(sub)
 
 
+def _add_rules(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "rules",
+        cmd_rules,
+        "list the static rules your test file must follow: each code, name and why",
+    )
+    _add_chapter(sub)
+    sub.add_argument(
+        "--examples",
+        action="store_true",
+        help="also show, for each rule, a file that breaks it and one that keeps it",
+    )
+
+
 def _add_chapter_text(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     sub = _add_command(
         subparsers,
@@ -524,6 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_start,
         _add_chapter_text,
         _add_tests,
+        _add_rules,
         _add_tdd,
         _add_check,
         _add_batch,

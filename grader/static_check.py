@@ -284,6 +284,8 @@ class _Survey:
     classes: dict[str, ast.ClassDef]
     """The file's classes by name, for names that name nothing else (one class, never
     assigned)."""
+    self_stores: list[ast.Name]
+    """Every assignment to a name ``self``."""
 
 
 def _survey(tree: ast.Module) -> _Survey:
@@ -292,6 +294,7 @@ def _survey(tree: ast.Module) -> _Survey:
     bound: set[str] = set()
     defined: dict[str, list[ast.ClassDef]] = {}
     assigned: set[str] = set()
+    self_stores: list[ast.Name] = []
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
@@ -299,6 +302,8 @@ def _survey(tree: ast.Module) -> _Survey:
             if not isinstance(node.ctx, ast.Load):
                 bound.add(node.id)
                 assigned.add(node.id)
+                if node.id == "self":
+                    self_stores.append(node)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
@@ -326,7 +331,7 @@ def _survey(tree: ast.Module) -> _Survey:
         for name, found in defined.items()
         if len(found) == 1 and name not in assigned
     }
-    return _Survey(parents, imported, bound, classes)
+    return _Survey(parents, imported, bound, classes, self_stores)
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -368,7 +373,8 @@ class Checker(ast.NodeVisitor):
         self._visited = 0
         self._resolved: dict[ast.AST, str | None] = {}
         self._roots: dict[ast.AST, str | None] = {}
-        self._rebinds_self: dict[ast.AST, bool] = {}
+        self._self_stores = survey.self_stores
+        self._rebinding: set[ast.AST] | None = None
         self._own_classes: dict[ast.ClassDef, bool] = {}
         self._strings: dict[ast.Constant, ast.Expression | None] = {}
 
@@ -490,13 +496,20 @@ class Checker(ast.NodeVisitor):
         )
 
     def _rebinds(self, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """Whether ``method`` assigns ``self`` anywhere: one walk per method, kept."""
-        if method not in self._rebinds_self:
-            self._rebinds_self[method] = any(
-                isinstance(n, ast.Name) and n.id == "self" and not isinstance(n.ctx, ast.Load)
-                for n in ast.walk(method)
-            )
-        return self._rebinds_self[method]
+        """Whether ``method`` assigns ``self`` anywhere, nested functions included.
+
+        Worked out once for the file: every function around an assignment to
+        ``self``, found by walking up from each such assignment.
+        """
+        if self._rebinding is None:
+            self._rebinding = set()
+            for store in self._self_stores:
+                node: ast.AST | None = store
+                while node is not None and node not in self._rebinding:
+                    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                        self._rebinding.add(node)
+                    node = self.parents.get(node)
+        return method in self._rebinding
 
     def only_param(self, node: ast.AST, name: str) -> bool:
         """True for a ``request`` used only as ``request.param``: a parametrized fixture."""

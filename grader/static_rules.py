@@ -151,18 +151,18 @@ TIME = file_rule(
     "F004",
     "check-too-slow",
     "The check has a time budget; a file that takes longer to check is refused.",
-    "def test_x():\n    assert 1\n" * 200,
+    "def test_x():\n    assert 1\n" * 600,
     "",
     example_limits=Limits(max_bytes=1 << 20, seconds=0.0),
 )
 DEPTH = file_rule(
     "F005",
     "nested-too-deeply",
-    "An expression nested too deeply to check must be split into smaller steps.",
-    "x = " + "(" * 2000 + "1" + ")" * 2000 + "\n",
-    "x = ((1))\n",
+    "An expression nested too deeply to check (Python may parse it, the check cannot follow "
+    "it) must be split into smaller steps.",
+    "x = " + " + ".join(["1"] * 8000) + "\n",
+    "x = " + " + ".join(["1"] * 100) + "\n",
 )
-
 
 # ----------------------------------------------------------------------
 # I: imports.

@@ -224,9 +224,14 @@ def assert_expected(report: CheckReport, expected: dict[str, Any]) -> None:
     """The report gives the verdict, the message and the mutant statuses ``expected`` names."""
     shown = json.dumps(report_to_dict(report, CHAPTER), indent=1)
     assert report.verdict == expected["verdict"], shown
+    found = messages(report, expected.get("where", "student"))
     if "contains" in expected:
-        found = messages(report, expected["where"])
         assert any(expected["contains"] in line for line in found), (expected["contains"], found)
+    if "code" in expected:
+        start = f"{CHAPTER.student_tests} line {expected['line']}: " if "line" in expected else ""
+        assert any(
+            line.startswith(start) and line.endswith(f"[{expected['code']}]") for line in found
+        ), (expected["code"], expected.get("line"), found)
     statuses = {m.id: m.status for m in report.mutation.mutants} if report.mutation else {}
     for mutant, status in expected.get("mutants", {}).items():
         assert statuses.get(mutant) == status, (mutant, shown)

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import load_chapter
-from grader.static_lists import ALLOWED_MODULES
 from grader.static_check import (
     check_test_source,
     describe_overrides,
     function_name,
     overridden_settings,
 )
+from grader.static_lists import ALLOWED_MODULES
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[1]

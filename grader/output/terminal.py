@@ -25,6 +25,7 @@ from grader.commands.tdd import TddResult
 from grader.output.audit import STATUS_ORDER
 from grader.output.failures import FailureGroup, group_failures
 from grader.output.wording import unmodified_notes, verdict_sentence
+from grader.static_rules import Rule
 from grader.submission import StartResult
 
 STATUS_STYLE = {
@@ -154,6 +155,29 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
         f"{chapter.threshold:.0%} of the mutants, and they kill {', '.join(chapter.required)}."
     )
     console.print("The whole chapter, with the interface and a worked example: grader chapter")
+
+
+def render_rules(
+    console: Console, chapter: Chapter, rules: tuple[Rule, ...], examples: bool
+) -> None:
+    """Every static rule: code and name on a line, whole, then why; with ``examples``, a
+    file that breaks it and one that keeps it, for this chapter's module."""
+    console.print(
+        Text.assemble(
+            (f"The rules of {chapter.student_tests} ({len(rules)})", "bold underline"),
+            ": a message that refuses your file ends with the rule's code",
+        )
+    )
+    for rule in rules:
+        _whole(console, Text.assemble((rule.code, "bold"), f"  {rule.name}"))
+        _indented(console, 4, "", rule.explanation, label_style="")
+        if not examples:
+            continue
+        for label, text in (("breaks it", rule.bad), ("keeps it", rule.good)):
+            shown = rule.example(text, chapter.module, chapter.interface)
+            console.print(Text(f"    {label}:", style="dim"))
+            for line in shown.splitlines() or [""]:
+                _whole(console, Text(f"        {line}"))
 
 
 def render_chapter(console: Console, text: str) -> None:
