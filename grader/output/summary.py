@@ -4,11 +4,17 @@ GitHub shows the Markdown a step appends to the file named by
 ``GITHUB_STEP_SUMMARY`` on the run's page: here the verdict, the grade, the
 course tests, the mutation score and every survivor, with its hint when
 mutant titles are shown.
+
+Text a run produced (a failure message, an import error: the student's own
+words, whatever they hold) goes in only as a code span (``_code``), so no
+link, image or emphasis of theirs renders on the run's page: only the kit's
+own Markdown does.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -57,12 +63,12 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
         lines += ["", "### Course tests not passing", ""]
         lines += [f"- `{name}`: {course.results[name]}" for name in failing]
         if course.problem:
-            lines.append(f"- {_cell(course.problem)}")
-    problems = [f"missing required test `{n}`" for n in report.student_tests.missing]
-    problems += list(report.student_tests.problems)
+            lines.append(f"- {_code(course.problem)}")
+    problems = [f"missing required test {_code(n)}" for n in report.student_tests.missing]
+    problems += [_code(problem) for problem in report.student_tests.problems]
     if problems:
         lines += ["", "### Problems with your tests", ""]
-        lines += [f"- {_cell(problem)}" for problem in problems]
+        lines += [f"- {problem}" for problem in problems]
         lines += ["", NOT_MEASURED] if mutation is None else []
     survivors = mutation.survivors if mutation else ()
     if survivors:
@@ -107,6 +113,21 @@ def _required_status(mutant_id: str, status: MutantStatus) -> str:
     """``s11 killed``; a status that fails the verdict in bold."""
     shown = f"**{status}**" if status in ("survived", "error") else status
     return f"{mutant_id} {shown}"
+
+
+def _code(text: str) -> str:
+    """``text`` on one line as a Markdown code span: nothing in it renders as Markdown or HTML.
+
+    The fence is one backtick longer than the longest run of backticks in
+    the text, with a space inside each end when the text begins or ends
+    with a backtick (CommonMark strips one such space). For list items, not
+    table cells (GitHub splits a row on ``|`` even in a code span).
+    """
+    flat = " ".join(text.split())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def _cell(text: str) -> str:

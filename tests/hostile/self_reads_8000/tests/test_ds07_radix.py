@@ -1,8024 +1,1019 @@
-"""An honest file the old check took minutes on: a helper that reads self._a 8,000 times."""
-from hypothesis.stateful import RuleBasedStateMachine, rule
-
+"""An honest file the old check took minutes on: a method that reads self._a 8,000 times
+(the check walked the whole method once per read)."""
 from radix import ROOT, RadixTree
 
 
-class Machine(RuleBasedStateMachine):
+class Model:
     def __init__(self) -> None:
-        super().__init__()
         self._a = 0
 
-    def total(self) -> int:
-        total = 0
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        total += self._a
-        return total
-
-    @rule()
-    def step(self) -> None:
-        assert self.total() == 0
+    def reads(self) -> list[int]:
+        return [
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+            self._a, self._a, self._a, self._a, self._a, self._a, self._a, self._a, 
+        ]
 
 
-TestMachine = Machine.TestCase
+def test_model_reads() -> None:
+    assert sum(Model().reads()) == 0
 
 
 # The six required tests, as smoke tests: they pass on the reference, fail on
