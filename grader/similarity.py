@@ -1,9 +1,17 @@
-"""Copies in a class: text fingerprints (MOSS's winnowing) and behaviour fingerprints.
+"""Copies in a class: text fingerprints (winnowing over syntax trees) and behaviour fingerprints.
 
-Text. Each file is cut into Python tokens with comments, blank lines,
-indentation and line breaks inside brackets dropped, every name (a
-variable, a function, a test) written ``N`` and every string ``S``: renaming,
-reformatting, rewording comments and docstrings change nothing. Each run of
+Text. A file that parses is read as its syntax tree, brought to one
+canonical form first, as Dolos reads files as trees: docstrings and assert
+messages dropped, ``self.assertEqual(a, b)`` (and unittest's other
+comparisons) written ``assert a == b``, the two sides of ``==``, ``!=``,
+``is`` and ``is not`` put in one order and ``a > b`` written ``b < a``, a
+test parametrized with ``pytest.mark.parametrize`` written as a loop over
+its cases. The tree is then written out as a run of tokens, one per node
+(its type; no names, strings or numbers, only the attribute and keyword
+names of the interface and libraries): renaming, reformatting, rewording,
+adding or dropping assert messages, swapping a comparison and unrolling a
+loop into parametrize change nothing. A file that does not parse is cut
+into Python tokens instead (names ``N``, strings ``S``). Each run of
 ``kgram`` tokens is hashed (a stable hash: the same file gives the same
 fingerprints on every run and machine) and winnowing keeps the smallest hash
 of every ``window`` consecutive runs, so any shared passage of ``window +
@@ -20,11 +28,15 @@ dropped. Tests that kill nothing are left out (every weak file has them).
 The behaviour score of two files is the share of those vectors they have in
 common, counted with repeats, over the larger file's.
 
-Staff see the pairs and the flags; nothing here changes a grade.
+Known sources. Besides each other, a class's files are compared with the
+kit's own: the reference, the model answer and the course tests
+(``known_sources`` does it for one file at every ``check``). Staff see the
+pairs and the flags; nothing here changes a grade.
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import keyword
 import tokenize
@@ -32,7 +44,7 @@ import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal, NamedTuple
 
 from grader.catalog import SimilaritySettings as Settings
@@ -40,7 +52,10 @@ from grader.catalog import SimilaritySettings as Settings
 Kind = Literal["implementation", "tests"]
 REFERENCE = "reference"
 MODEL_ANSWER = "model-answer"
-"""The names of the kit's own files in a pair: ``reference`` (radix.py) and the model answer."""
+COURSE_TESTS = "course-tests"
+KIT_FILES = frozenset({REFERENCE, MODEL_ANSWER, COURSE_TESTS})
+"""The names of the kit's own files in a pair: ``reference`` (radix.py), the model answer and
+the course tests."""
 
 _MODULUS = (1 << 61) - 1
 _BASE = 1_000_003
@@ -93,6 +108,185 @@ def _normalised(token: tokenize.TokenInfo) -> str:
     return token.string
 
 
+UNITTEST_COMPARISONS: dict[str, type[ast.cmpop]] = {
+    "assertEqual": ast.Eq,
+    "assertEquals": ast.Eq,
+    "assertNotEqual": ast.NotEq,
+    "assertIs": ast.Is,
+    "assertIsNot": ast.IsNot,
+    "assertIn": ast.In,
+    "assertNotIn": ast.NotIn,
+    "assertLess": ast.Lt,
+    "assertLessEqual": ast.LtE,
+    "assertGreater": ast.Gt,
+    "assertGreaterEqual": ast.GtE,
+}
+"""unittest's assertions of a comparison, and the comparison ``assert`` writes instead."""
+_FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+_SYMMETRIC = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+_CONTEXTS = (ast.Load, ast.Store, ast.Del)
+
+
+class _Canonical(ast.NodeTransformer):
+    """One form for what students write several ways: see the module's docstring."""
+
+    def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        first = body[0] if body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            body = body[1:]
+        return body
+
+    def visit_Module(self, node: ast.Module) -> ast.Module:
+        node.body = self._body(node.body)
+        self.generic_visit(node)
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        node.body = self._body(node.body) or [ast.Pass()]
+        self.generic_visit(node)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.body = self._body(node.body) or [ast.Pass()]
+        for decorator in list(node.decorator_list):
+            cases = _parametrized(decorator)
+            if cases is None:
+                continue
+            names, values = cases
+            node.decorator_list.remove(decorator)
+            node.args.args = [a for a in node.args.args if a.arg not in names]
+            target: ast.expr = (
+                ast.Name(names[0], ast.Store())
+                if len(names) == 1
+                else ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+            )
+            loop = ast.For(target, values, node.body, [])
+            node.body = [ast.copy_location(loop, node)]
+        self.generic_visit(node)
+        return node
+
+    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
+        node.msg = None
+        self.generic_visit(node)
+        return node
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        call = node.value
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and len(call.args) >= 2
+            and call.func.attr in UNITTEST_COMPARISONS
+        ):
+            op = UNITTEST_COMPARISONS[call.func.attr]()
+            test = ast.Compare(call.args[0], [op], [call.args[1]])
+            written = ast.copy_location(ast.Assert(ast.copy_location(test, call), None), node)
+            self.generic_visit(written)
+            return written
+        self.generic_visit(node)
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.Compare:
+        self.generic_visit(node)
+        if len(node.ops) != 1:
+            return node
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+        if type(op) in _FLIPPED:
+            node.ops = [_FLIPPED[type(op)]()]
+            node.left, node.comparators = right, [left]
+        elif isinstance(op, _SYMMETRIC) and _shape(right) < _shape(left):
+            node.left, node.comparators = right, [left]
+        return node
+
+
+def _parametrized(decorator: ast.expr) -> tuple[list[str], ast.expr] | None:
+    """The argument names and cases of ``@pytest.mark.parametrize("a, b", cases)``."""
+    if not (
+        isinstance(decorator, ast.Call)
+        and isinstance(decorator.func, ast.Attribute)
+        and decorator.func.attr == "parametrize"
+        and len(decorator.args) >= 2
+    ):
+        return None
+    spec = decorator.args[0]
+    if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+        names = [name.strip() for name in spec.value.split(",") if name.strip()]
+    elif isinstance(spec, ast.List | ast.Tuple):
+        names = [
+            e.value for e in spec.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
+    else:
+        return None
+    return (names, decorator.args[1]) if names else None
+
+
+def _shape(node: ast.AST) -> tuple[int, list[str]]:
+    """A key that orders two operands the same way whatever their names: size, then tokens."""
+    words = [word for word, _ in _node_words(node)]
+    return len(words), words
+
+
+def _node_words(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """One token per node of ``node``'s tree in preorder (names, strings and numbers dropped;
+    attribute and keyword names kept: the interface and libraries), each with its node."""
+    todo: list[ast.AST] = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, _CONTEXTS):
+            continue
+        word = type(current).__name__
+        if isinstance(current, ast.Attribute):
+            word = f".{current.attr}"
+        elif isinstance(current, ast.keyword):
+            word = f"{current.arg}="
+        elif isinstance(current, ast.alias):
+            word = f"import {current.name}"
+        elif isinstance(current, ast.Constant) and (
+            current.value is None or isinstance(current.value, bool)
+        ):
+            word = repr(current.value)
+        yield word, current
+        todo.extend(reversed(list(ast.iter_child_nodes(current))))
+
+
+def tree_tokens(text: str) -> list[Token] | None:
+    """The canonical form's tokens of ``text``, each placed at its node (or the nearest node
+    above with a place); ``None`` for a file that does not parse."""
+    try:
+        tree = _Canonical().visit(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    starts.append(starts[-1])
+    found: list[Token] = []
+    for word, node in _node_words(tree):
+        lineno = getattr(node, "lineno", None)
+        end_lineno = getattr(node, "end_lineno", None)
+        if lineno is not None and end_lineno is not None:
+            span = (
+                starts[min(lineno, len(starts)) - 1] + getattr(node, "col_offset", 0),
+                starts[min(end_lineno, len(starts)) - 1]
+                + (getattr(node, "end_col_offset", 0) or 0),
+            )
+        else:
+            span = found[-1][1:] if found else (0, 0)
+        found.append(Token(word, *span))
+    return found
+
+
+def _file_tokens(text: str) -> list[Token]:
+    """What a file is fingerprinted by: its tree's tokens, or its Python tokens when it does
+    not parse."""
+    canonical = tree_tokens(text)
+    return canonical if canonical is not None else tokens(text)
+
+
 def _gram_hashes(words: Sequence[str], k: int) -> list[int]:
     """A stable hash of every run of ``k`` tokens (a polynomial rolling hash of CRC-32s)."""
     if len(words) < k:
@@ -141,12 +335,12 @@ def boilerplate_hashes(texts: Sequence[str], settings: Settings) -> frozenset[in
     """Every run of tokens in the files every student was given (not only the winnowed ones)."""
     found: set[int] = set()
     for text in texts:
-        found.update(_gram_hashes([t.text for t in tokens(text)], settings.kgram))
+        found.update(_gram_hashes([t.text for t in _file_tokens(text)], settings.kgram))
     return frozenset(found)
 
 
 def fingerprint(text: str, settings: Settings, boilerplate: frozenset[int]) -> Fingerprint:
-    found = tokens(text)
+    found = _file_tokens(text)
     hashes = _gram_hashes([t.text for t in found], settings.kgram)
     spans: dict[int, list[tuple[int, int]]] = {}
     for at in _winnow(hashes, settings.window):
@@ -224,8 +418,7 @@ def compare(entries: Sequence[Entry], settings: Settings) -> list[Pair]:
     pairs = []
     for i, first in enumerate(entries):
         for second in entries[i + 1 :]:
-            kit = {REFERENCE, MODEL_ANSWER}
-            if first.kind != second.kind or (first.owner in kit and second.owner in kit):
+            if first.kind != second.kind or {first.owner, second.owner} <= KIT_FILES:
                 continue
             text = text_score(first.fingerprint, second.fingerprint, settings)
             same = behaviour_score(first.behaviour, second.behaviour)
@@ -282,13 +475,13 @@ class Fingerprinter:
 
     def __init__(self, boilerplate: Sequence[str], settings: Settings) -> None:
         self.settings = settings
-        self._given = boilerplate_hashes(boilerplate, settings)
+        self.boilerplate = boilerplate_hashes(boilerplate, settings)
         self._seen: dict[str, Fingerprint] = {}
 
     def __call__(self, text: str) -> Fingerprint:
         found = self._seen.get(text)
         if found is None:
-            found = self._seen[text] = fingerprint(text, self.settings, self._given)
+            found = self._seen[text] = fingerprint(text, self.settings, self.boilerplate)
         return found
 
 
@@ -327,3 +520,35 @@ def find_copies(
             entries = [found if e is model else e for e in entries]
     pairs = compare(entries, settings)
     return Similarity(tuple(pairs), {(e.kind, e.owner): e for e in entries})
+
+
+@dataclass(frozen=True)
+class KnownSource:
+    """How close a student's test file comes to one of the kit's own test files."""
+
+    source: str
+    """``course-tests`` or ``model-answer``."""
+    score: float
+    """The text score (``text_score``) of the two files."""
+    flagged: bool
+    """At or above the flag: staff should look (the grade stays what grading gives)."""
+
+
+def known_sources(
+    tests: str, sources: Mapping[str, str], given: Sequence[str], settings: Settings
+) -> tuple[KnownSource, ...]:
+    """``tests`` against each of the kit's own test files in ``sources`` (by name), with
+    ``given`` (the stub and the skeleton) as boilerplate. The kit's fingerprints are made once
+    per process; the student's file is fingerprinted each time, and never kept."""
+    fingerprints = _kit_fingerprints(tuple(given), settings)
+    mine = fingerprint(tests, settings, fingerprints.boilerplate)
+    found = []
+    for name, text in sources.items():
+        score = text_score(mine, fingerprints(text), settings)
+        found.append(KnownSource(name, score, is_flagged(score, None, settings)))
+    return tuple(found)
+
+
+@lru_cache(maxsize=4)
+def _kit_fingerprints(given: tuple[str, ...], settings: Settings) -> Fingerprinter:
+    return Fingerprinter(given, settings)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import random
+from typing import ClassVar
 
 from grader.catalog import Chapter
 
@@ -66,4 +67,105 @@ def disguise(source: str, chapter: Chapter, seed: int = 0) -> str:
     if others and isinstance(others[0], ast.Expr) and isinstance(others[0].value, ast.Constant):
         others[0].value.value = "My tests."
     tree.body = others + functions[::-1]
+    return ast.unparse(tree) + "\n"
+
+
+class _Messages(ast.NodeTransformer):
+    """An assert message added to every assert that has none, and dropped where it has one."""
+
+    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
+        node.msg = None if node.msg is not None else ast.Constant("this should hold")
+        return node
+
+
+class _Swapped(ast.NodeTransformer):
+    """Every one-operator comparison written the other way round (``a == b`` as ``b == a``,
+    ``a < b`` as ``b > a``)."""
+
+    MIRROR: ClassVar[dict[type[ast.cmpop], type[ast.cmpop]]] = {
+        ast.Lt: ast.Gt,
+        ast.Gt: ast.Lt,
+        ast.LtE: ast.GtE,
+        ast.GtE: ast.LtE,
+    }
+
+    def visit_Compare(self, node: ast.Compare) -> ast.Compare:
+        self.generic_visit(node)
+        op = node.ops[0]
+        if len(node.ops) == 1 and isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot):
+            node.left, node.comparators = node.comparators[0], [node.left]
+        elif len(node.ops) == 1 and type(op) in self.MIRROR:
+            node.ops = [self.MIRROR[type(op)]()]
+            node.left, node.comparators = node.comparators[0], [node.left]
+        return node
+
+
+class _Unittest(ast.NodeTransformer):
+    """``assert a == b`` written ``self.assertEqual(a, b)`` (and ``!=``, ``in``, ``<``...)."""
+
+    METHODS: ClassVar[dict[type[ast.cmpop], str]] = {
+        ast.Eq: "assertEqual",
+        ast.NotEq: "assertNotEqual",
+        ast.In: "assertIn",
+        ast.NotIn: "assertNotIn",
+        ast.Is: "assertIs",
+        ast.Lt: "assertLess",
+        ast.Gt: "assertGreater",
+    }
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            method = self.METHODS.get(type(test.ops[0]))
+            if method is not None:
+                func = ast.Attribute(ast.Name("self", ast.Load()), method, ast.Load())
+                call = ast.Call(func, [test.left, test.comparators[0]], [])
+                return ast.copy_location(ast.Expr(call), node)
+        return node
+
+
+class _Parametrized(ast.NodeTransformer):
+    """A test whose whole body is one loop over literal cases becomes a parametrized test."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        loops = [n for n in node.body if isinstance(n, ast.For)]
+        loop = loops[0] if len(loops) == 1 and node.body[-1] is loops[0] else None
+        if loop is None or not isinstance(loop.iter, ast.List | ast.Tuple):
+            return node
+        target = loop.target
+        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
+        if not names or not all(isinstance(n, ast.Name) for n in names):
+            return node
+        spec = ast.Constant(", ".join(n.id for n in names))
+        mark = ast.Attribute(
+            ast.Attribute(ast.Name("pytest", ast.Load()), "mark", ast.Load()),
+            "parametrize",
+            ast.Load(),
+        )
+        node.decorator_list.append(ast.Call(mark, [spec, loop.iter], []))
+        node.args.args += [ast.arg(n.id) for n in names]
+        node.body = node.body[:-1] + loop.body
+        return node
+
+
+DISGUISES = {
+    "renamed, reordered, re-laid-out": lambda source, chapter: disguise(source, chapter, seed=5),
+    "assert messages added or dropped": lambda source, chapter: _rewritten(source, _Messages()),
+    "comparisons swapped": lambda source, chapter: _rewritten(source, _Swapped()),
+    "assert == as assertEqual": lambda source, chapter: _rewritten(source, _Unittest()),
+    "loops as parametrize": lambda source, chapter: _rewritten(source, _Parametrized()),
+}
+"""Each disguise the copy-detection tests hold the fingerprints to, by what it does."""
+
+
+def every_disguise(source: str, chapter: Chapter) -> str:
+    """Every disguise of ``DISGUISES`` at once."""
+    for name, change in DISGUISES.items():
+        if name != "assert == as assertEqual":  # the others need no class around the tests
+            source = change(source, chapter)
+    return source
+
+
+def _rewritten(source: str, change: ast.NodeTransformer) -> str:
+    tree = ast.fix_missing_locations(change.visit(ast.parse(source)))
     return ast.unparse(tree) + "\n"

@@ -48,6 +48,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from markdown_it import MarkdownIt
 
 import grader.cli
 import grader.commands.check
@@ -55,6 +56,7 @@ from grader.catalog import Chapter, load_chapter
 from grader.commands.check import CheckReport, Limits, check, student_tests_job
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
 from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
+from grader.output.summary import report_to_markdown
 from grader.patching import mutant_sources
 from grader.sandbox import confine
 from grader.sandbox.confine import LEVELS, IsolationLevel
@@ -232,6 +234,8 @@ def assert_expected(report: CheckReport, expected: dict[str, Any]) -> None:
         assert any(
             line.startswith(start) and line.endswith(f"[{expected['code']}]") for line in found
         ), (expected["code"], expected.get("line"), found)
+    flagged = [known.source for known in report.known_sources if known.flagged]
+    assert flagged == expected.get("staff_flags", []), (flagged, report.known_sources)
     statuses = {m.id: m.status for m in report.mutation.mutants} if report.mutation else {}
     for mutant, status in expected.get("mutants", {}).items():
         assert statuses.get(mutant) == status, (mutant, shown)
@@ -308,8 +312,20 @@ def test_hostile_submission_gets_its_verdict_and_message(
     report = check(chapter, folder, limits, pool=pool)
     assert time.monotonic() - started < CHECK_SECONDS
     assert_expected(report, at_level(case, pool.isolation))
+    assert live_markdown(report_to_markdown(CHAPTER, report)) == []
     assert snapshot(folder) == before
     assert stray_processes() == []
+
+
+def live_markdown(markdown: str) -> list[str]:
+    """The links and images GitHub would render in ``markdown`` (the kit's summary has none)."""
+    parser = MarkdownIt("commonmark", {"linkify": True}).enable(["table", "linkify"])
+    found = []
+    for token in parser.parse(markdown):
+        for child in token.children or []:
+            if child.type in ("link_open", "image", "html_inline"):
+                found.append(f"{child.type}: {child.attrs or child.content}")
+    return found
 
 
 RUNTIME_CASES = [case for case in CASES if "runtime" in case]

@@ -34,6 +34,8 @@ from grader.patching import mutant_sources
 from grader.roster import RosterEntry, RosterMatch, match_roster
 from grader.sandbox.pool import WorkerPool
 from grader.similarity import (
+    COURSE_TESTS,
+    KIT_FILES,
     MODEL_ANSWER,
     REFERENCE,
     ClassFile,
@@ -166,7 +168,7 @@ def grade_batch(
             f"this kit has no model answer ({chapter.model_tests.name}): it is the student "
             "edition; grade a class with the staff edition (the kit's repository)"
         )
-    taken = sorted({REFERENCE, MODEL_ANSWER} & set(names)) if chapter.similarity else []
+    taken = sorted(KIT_FILES & set(names)) if chapter.similarity else []
     if taken:
         raise GraderError(
             f"a submission folder is named {taken[0]!r}, the name similarity.csv gives the "
@@ -302,6 +304,8 @@ class _CopyFinder:
         reference = self.chapter.reference.read_text("utf-8")
         files.append(ClassFile(REFERENCE, "implementation", reference))
         files.append(ClassFile(MODEL_ANSWER, "tests", self.model_answer))
+        course_tests = self.chapter.course_test_file.read_text("utf-8")
+        files.append(ClassFile(COURSE_TESTS, "tests", course_tests))
         run = self.model_run
         return find_copies(
             files,

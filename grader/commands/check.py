@@ -38,6 +38,7 @@ from grader.sandbox.pool import (
     failure_line,
     status_phrase,
 )
+from grader.similarity import COURSE_TESTS, MODEL_ANSWER, KnownSource, known_sources
 from grader.static_check import (
     UNREAD,
     check_test_source,
@@ -215,6 +216,8 @@ class CheckReport:
     """When the check ran (UTC, ISO 8601): with ``timings``, all that differs between runs."""
     isolation: IsolationLevel = "none"
     """The isolation level the runs got (``grader.sandbox.confine``)."""
+    known_sources: tuple[KnownSource, ...] = ()
+    """The test file against the kit's own test files, for staff (``grader.similarity``)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -350,7 +353,20 @@ def check(
         unmodified=unmodified_files(chapter, submission),
         graded_at=graded_at,
         isolation=pool.isolation,
+        known_sources=compare_with_the_kit(chapter, submission.tests),
     )
+
+
+def compare_with_the_kit(chapter: Chapter, tests: str | None) -> tuple[KnownSource, ...]:
+    """A student's test file against the course tests and, in the staff edition, the model
+    answer: a copy of the kit's own tests is flagged for staff at every grading."""
+    if chapter.similarity is None or tests is None:
+        return ()
+    sources = {COURSE_TESTS: chapter.course_test_file.read_text(encoding="utf-8")}
+    if chapter.model_tests.is_file():
+        sources[MODEL_ANSWER] = chapter.model_tests.read_text(encoding="utf-8")
+    given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
+    return known_sources(tests, sources, given, chapter.similarity)
 
 
 def unmodified_files(chapter: Chapter, submission: Submission) -> tuple[str, ...]:

@@ -80,6 +80,10 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
                 for w in mutation.worth(student.tests)
             },
         },
+        "known_sources": [
+            {"source": k.source, "score": k.score, "flagged": k.flagged}
+            for k in report.known_sources
+        ],
         "timings": dict(report.timings),
         "graded_at": report.graded_at,
     }

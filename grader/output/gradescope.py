@@ -32,6 +32,8 @@ from grader.output.wording import (
 )
 
 VISIBLE = "visible"
+HIDDEN = "hidden"
+"""Gradescope's visibility for entries only staff see."""
 
 
 def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
@@ -92,9 +94,35 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
                 "visibility": shown.of("mutants", mutant_id),
             }
         )
+    if report.known_sources:
+        tests.append(_known_sources_entry(report))
     results = _results(points.points, _summary(chapter, report, points), tests, shown.overall)
     results["execution_time"] = round(report.timings.get("total", 0.0))
     return results
+
+
+def _known_sources_entry(report: CheckReport) -> dict[str, Any]:
+    """For staff only (hidden from students): the test file against the kit's own test files,
+    flagged when it comes as close as a copy; no score, so the grade stays what grading gave."""
+    flagged = [k for k in report.known_sources if k.flagged]
+    scores = ", ".join(f"{k.source} {k.score:.2f}" for k in report.known_sources)
+    if flagged:
+        names = " and ".join(k.source for k in flagged)
+        output = (
+            f"FLAGGED for staff: the test file is as close to the kit's {names} as a copy is "
+            f"(text scores: {scores}); look at it beside them before the grade stands"
+        )
+    else:
+        output = f"not flagged: the test file is its own (text scores: {scores})"
+    return {
+        "name": "For staff: the test file against the kit's own tests",
+        "output": output,
+        "visibility": HIDDEN,
+        "tags": ["staff", "similarity"] + (["flagged"] if flagged else []),
+        "extra_data": {
+            k.source: {"score": k.score, "flagged": k.flagged} for k in report.known_sources
+        },
+    }
 
 
 def _course_test_output(chapter: Chapter, report: CheckReport, name: str) -> str:
