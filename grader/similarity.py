@@ -37,6 +37,7 @@ pairs and the flags; nothing here changes a grade.
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import keyword
 import tokenize
@@ -441,6 +442,85 @@ def marked_spans(fingerprint: Fingerprint, shared: frozenset[int]) -> list[tuple
         else:
             merged.append((start, end))
     return merged
+
+
+class Passage(NamedTuple):
+    start: int
+    end: int
+    number: int
+    """The same number on both sides of a pair: the passages that share fingerprints."""
+
+
+def paired_passages(
+    a: Fingerprint, b: Fingerprint, shared: frozenset[int]
+) -> tuple[list[Passage], list[Passage]]:
+    """The passages of ``a`` and ``b`` that ``shared`` fingerprints stand for, numbered in
+    ``a``'s order; a passage of ``b`` takes the smallest number of the passages of ``a`` it
+    shares a fingerprint with, so the two sides pair up."""
+    first = marked_spans(a, shared)
+    second = marked_spans(b, shared)
+    number_of: dict[int, int] = {}
+    for value in shared:
+        numbers = [_containing(first, span) + 1 for span in a.spans.get(value, ())]
+        if numbers:
+            number_of[value] = min(numbers)
+    b_numbers = [len(first) + 1] * len(second)
+    for value in shared:
+        for span in b.spans.get(value, ()):
+            at = _containing(second, span)
+            b_numbers[at] = min(b_numbers[at], number_of.get(value, len(first) + 1))
+    left = [Passage(start, end, n + 1) for n, (start, end) in enumerate(first)]
+    right = [Passage(start, end, n) for (start, end), n in zip(second, b_numbers, strict=True)]
+    return left, right
+
+
+def _containing(merged: list[tuple[int, int]], span: tuple[int, int]) -> int:
+    """The index of the merged span that holds ``span`` (merged spans are sorted, disjoint)."""
+    return bisect.bisect_right(merged, (span[0], float("inf"))) - 1
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Files of one kind that flagged pairs join: one group to review, not every pair."""
+
+    kind: Kind
+    members: tuple[str, ...]
+    pairs: tuple[Pair, ...]
+    """The flagged pairs within, the strongest evidence first."""
+
+    @property
+    def strongest(self) -> Pair:
+        return self.pairs[0]
+
+
+def _strength(pair: Pair) -> tuple[float, float]:
+    return pair.text_score, pair.behaviour_score or 0.0
+
+
+def clusters(pairs: Sequence[Pair]) -> tuple[Cluster, ...]:
+    """The flagged pairs joined into groups (files linked by flags, however indirectly), the
+    group with the strongest evidence first."""
+    parent: dict[tuple[Kind, str], tuple[Kind, str]] = {}
+
+    def root(item: tuple[Kind, str]) -> tuple[Kind, str]:
+        while parent.setdefault(item, item) != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    flagged = [pair for pair in pairs if pair.flagged]
+    for pair in flagged:
+        parent[root((pair.kind, pair.a))] = root((pair.kind, pair.b))
+    groups: dict[tuple[Kind, str], list[Pair]] = {}
+    for pair in flagged:
+        groups.setdefault(root((pair.kind, pair.a)), []).append(pair)
+    found = []
+    for (kind, _), members in groups.items():
+        ordered = tuple(sorted(members, key=lambda p: (_strength(p), p.a, p.b), reverse=True))
+        names = tuple(sorted({name for p in members for name in (p.a, p.b)}))
+        found.append(Cluster(kind, names, ordered))
+    found.sort(key=lambda c: (_strength(c.strongest), c.kind, c.members), reverse=True)
+    return tuple(found)
 
 
 @dataclass(frozen=True)

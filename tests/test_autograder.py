@@ -26,6 +26,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -253,21 +254,24 @@ def test_the_workflow_pins_the_kit_and_reads_nothing_else() -> None:
     assert steps[GRADE_STEP]["working-directory"] == "${{ runner.temp }}"
 
 
-def test_the_workflow_caches_the_kit_and_keeps_its_reports() -> None:
-    """The kit is reinstalled only when its pin changes; reports are kept a while, warned of
-    when missing; the JUnit check run reads the file the grade step writes; a private kit's
-    token reaches the install step alone."""
+def test_the_workflow_restores_nothing_and_keeps_its_reports() -> None:
+    """No cache: an entry under a known key could be the student's own workflow's. Reports
+    are kept a while, warned of when missing, and handed back from root in the grade step;
+    the JUnit check run reads the file the grade step writes; a private kit's token reaches
+    the install step alone."""
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     steps = {step["name"]: step for step in workflow["jobs"]["grade"]["steps"]}
-    cache = steps["Restore the installed grader"]
-    assert cache["uses"].startswith("actions/cache@")
-    assert "${{ env.GRADER_PACKAGE }}" in cache["with"]["key"]
-    assert steps[INSTALL_STEP]["if"] == f"steps.{cache['id']}.outputs.cache-hit != 'true'"
+    assert not [s for s in steps.values() if s.get("uses", "").startswith("actions/cache@")]
+    assert "if" not in steps[INSTALL_STEP]
     upload = steps["Upload the reports"]["with"]
     assert upload["if-no-files-found"] == "warn" and upload["retention-days"] > 0
     junit = steps["Report the tests as a check run"]
     assert junit["with"]["report_paths"] == upload["path"] + "/junit.xml"
     assert '--junit "$reports/junit.xml"' in steps[GRADE_STEP]["run"]
+    assert (
+        'sudo chown -R "$(stat -c %u:%g "$GITHUB_WORKSPACE")" "$reports"'
+        in (steps[GRADE_STEP]["run"])
+    )
     holders = [name for name, step in steps.items() if "secrets." in json.dumps(step)]
     assert holders == [INSTALL_STEP]
 
@@ -280,9 +284,8 @@ class WorkflowRun:
     output: str
 
 
-RUNS_UNLESS_FAILED = {None, "steps.kit-cache.outputs.cache-hit != 'true'"}
-"""Conditions under which a step runs here unless an earlier one failed: the cache always
-misses, so the kit is installed."""
+RUNS_UNLESS_FAILED = {None}
+"""Conditions under which a step runs here unless an earlier one failed."""
 RUNS_ALWAYS = {"always()": True, "always() && env.GRADER_JUNIT_CHECK == 'true'": False}
 """Conditions under which a step runs even after a failure, with whether it runs here: the
 JUnit check run is off as the workflow ships."""
@@ -292,7 +295,11 @@ SUDO_STAND_IN = """#!/bin/sh
 # sudo as a GitHub runner has it (passwordless), for the one way the workflow calls it. As
 # root it only runs the command; a developer who is not root cannot be made root here, so
 # the grader is asked for the isolation it can give instead of the one it cannot.
-case "$1" in --preserve-env=*) shift ;; *) echo "unexpected sudo call: $*" >&2; exit 64 ;; esac
+case "$1" in
+    --preserve-env=*) shift ;;
+    chown) exec "$@" ;;
+    *) echo "unexpected sudo call: $*" >&2; exit 64 ;;
+esac
 if [ "$(id -u)" = 0 ]; then exec "$@"; fi
 program="$1"; shift
 for word in "$@"; do
@@ -303,8 +310,9 @@ exec "$program" "$@"
 """
 
 
-def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
-    """Run the workflow's grade job on ``repository`` the way a GitHub runner would."""
+def run_workflow(repository: Path, tmp: Path, runner_user: int | None = None) -> WorkflowRun:
+    """Run the workflow's grade job on ``repository`` the way a GitHub runner would; with
+    ``runner_user``, the checkout belongs to that user, as a runner's does."""
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     assert workflow["env"]["GRADER_JUNIT_CHECK"] == "false"
     job = workflow["jobs"]["grade"]
@@ -363,8 +371,11 @@ def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
         action = step.get("uses", "").split("@")[0]
         if action == "actions/checkout":
             shutil.copytree(repository, workspace / settings.get("path", "."), symlinks=True)
-        elif action in ("actions/setup-python", "actions/cache"):
-            pass  # this machine's Python; a cache that misses
+            if runner_user is not None:
+                for path in [workspace, *workspace.rglob("*")]:
+                    os.chown(path, runner_user, runner_user, follow_symlinks=False)
+        elif action == "actions/setup-python":
+            pass  # this machine's Python
         elif action == "actions/upload-artifact":
             uploaded = Path(settings["path"])
         elif step["name"] == INSTALL_STEP:  # the kit under test stands in for the pinned one
@@ -394,9 +405,27 @@ def run_workflow(repository: Path, tmp: Path) -> WorkflowRun:
     return WorkflowRun(codes, summary.read_text(encoding="utf-8"), uploaded, output)
 
 
+NOBODY = 65534
+"""The runner's user here, where the tests run as root: the user of no files of its own."""
+
+
 def test_the_workflow_grades_a_push(tmp_path: Path) -> None:
+    """Graded as a runner does it; as root here, the reports the grader wrote root's own are
+    then read as the checkout's owner (nobody, a user of its own), as the upload reads them."""
+    as_root = os.geteuid() == 0
     repository = make_submission(tmp_path, "strong")
-    run = run_workflow(repository, tmp_path)
+    # pytest's folders admit root alone: the runner's own user must reach its checkout
+    runner = Path(tempfile.mkdtemp(prefix="workflow-", dir="/tmp"))
+    runner.chmod(0o755)
+    try:
+        run = run_workflow(repository, runner, NOBODY if as_root else None)
+        check_the_push(run, as_root)
+    finally:
+        shutil.rmtree(runner, ignore_errors=True)
+
+
+def check_the_push(run: WorkflowRun, as_root: bool) -> None:
+    """A pass, its summary, every report uploaded and, as root, each readable by nobody."""
     assert run.codes == {PATH_STEP: 0, GRADE_STEP: 0}, run.output[-3000:]
     assert run.summary.startswith("## ✅ ds.07: PASS\n")
     assert "| grade | 100 / 100 |" in run.summary
@@ -409,6 +438,21 @@ def test_the_workflow_grades_a_push(tmp_path: Path) -> None:
         "mutation-report.json",
         "mutation-report.html",
     }
+    if as_root:
+        for report in sorted(run.uploaded.iterdir()):
+            read = subprocess.run(
+                [
+                    "setpriv",
+                    f"--reuid={NOBODY}",
+                    f"--regid={NOBODY}",
+                    "--clear-groups",
+                    "cat",
+                    str(report),
+                ],
+                capture_output=True,
+                check=False,
+            )
+            assert read.returncode == 0 and read.stdout == report.read_bytes(), read.stderr
 
 
 def test_a_repository_cannot_talk_the_grader_into_a_pass(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ anything.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,16 @@ from disguise import DISGUISES, every_disguise
 
 from grader.catalog import SimilaritySettings, load_chapter
 from grader.commands.check import compare_with_the_kit
+from grader.output.class_report import class_data, class_html
+from grader.output.similarity import SIMILARITY_PAGE, similarity_html
 from grader.similarity import (
     COURSE_TESTS,
     MODEL_ANSWER,
     ClassFile,
     Fingerprinter,
+    clusters,
     find_copies,
+    paired_passages,
     tree_tokens,
 )
 
@@ -110,3 +115,39 @@ def test_tokens_keep_their_places_in_the_file() -> None:
     insert = next(t for t in found if t.text == ".insert")
     assert text[insert.start : insert.end] == "tree.insert"
     assert tree_tokens("def f(:\n") is None
+
+
+def test_copies_form_one_group_with_its_strongest_evidence_and_paired_passages() -> None:
+    """Five students with one file and two with their own: one group of five (not ten pairs
+    on the page), its shared passages numbered alike on both sides, each number a link to an
+    anchor the page has; the class page links to the group."""
+    copy = DISGUISES["renamed, reordered, re-laid-out"](MODEL, CHAPTER)
+    files = [ClassFile(f"s{n}", "tests", copy) for n in range(5)]
+    files += [ClassFile(f"honest-{p.stem}", "tests", p.read_text("utf-8")) for p in HONEST[:2]]
+    given = [CHAPTER.stub.read_text("utf-8"), CHAPTER.stub_tests.read_text("utf-8")]
+    found = find_copies(files, Fingerprinter(given, settings()), 0, lambda: None)
+    groups = clusters(found.pairs)
+    assert [g.members for g in groups] == [("s0", "s1", "s2", "s3", "s4")]
+    assert len(groups[0].pairs) == 10 and groups[0].strongest.text_score == 1.0
+    page = similarity_html("ds.07", found)
+    assert page.count("<section") == 1 and "href='#group-1'" in page
+    ids = set(re.findall(r"id='([^']+)'", page))
+    targets = re.findall(r"href='#([^']+)'", page)
+    assert targets and set(targets) <= ids
+    left = set(re.findall(r"id='group-1-a-(\d+)'", page))
+    right = set(re.findall(r"id='group-1-b-(\d+)(?:-\d+)?'", page))
+    assert left and left == right  # copies alike from end to end share one passage
+    classes = class_html(class_data(CHAPTER, {}, {}, found))
+    assert f"href='{SIMILARITY_PAGE}#group-1'" in classes
+
+
+def test_paired_passages_number_both_sides_alike() -> None:
+    given = [CHAPTER.stub_tests.read_text("utf-8")]
+    fingerprints = Fingerprinter(given, settings())
+    a = fingerprints(MODEL)
+    b = fingerprints(DISGUISES["renamed, reordered, re-laid-out"](MODEL, CHAPTER))
+    left, right = paired_passages(a, b, a.hashes & b.hashes)
+    assert len(left) > 1  # reordered: the shared text comes in several passages
+    assert [p.number for p in left] == list(range(1, len(left) + 1))
+    assert {p.number for p in right} <= {p.number for p in left}
+    assert all(p.start < p.end for p in left + right)

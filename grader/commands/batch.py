@@ -29,7 +29,7 @@ from grader.output.canvas import canvas_csv, roster_check_csv
 from grader.output.check_json import report_to_json
 from grader.output.class_report import class_data, class_html, class_json
 from grader.output.files import write_atomically
-from grader.output.similarity import similarity_csv, similarity_html
+from grader.output.similarity import SIMILARITY_PAGE, similarity_csv, similarity_html
 from grader.patching import mutant_sources
 from grader.roster import RosterEntry, RosterMatch, match_roster
 from grader.sandbox.pool import WorkerPool
@@ -50,7 +50,6 @@ GRADEBOOK = "gradebook.csv"
 REPORTS = "students"
 BACKUPS = "backups"
 SIMILARITY_CSV = "similarity.csv"
-SIMILARITY_PAGE = "similarity.html"
 CLASS_JSON = "class.json"
 CLASS_PAGE = "class.html"
 ROSTER_CHECK = "roster-check.csv"

@@ -20,7 +20,8 @@ from typing import Any
 
 from grader.catalog import Chapter
 from grader.commands.check import CheckReport
-from grader.similarity import Similarity
+from grader.output.similarity import SIMILARITY_PAGE, group_anchor
+from grader.similarity import Similarity, clusters
 
 BINS = 10
 """Bars of each histogram: tenths of the grade scale, tenths of the mutation score."""
@@ -115,6 +116,20 @@ def class_data(
         for pair in (similarity.pairs if similarity else ())
         if pair.flagged
     ]
+    groups = [
+        {
+            "anchor": group_anchor(number),
+            "kind": group.kind,
+            "members": list(group.members),
+            "strongest": {
+                "a": group.strongest.a,
+                "b": group.strongest.b,
+                "text_score": group.strongest.text_score,
+                "behaviour_score": group.strongest.behaviour_score,
+            },
+        }
+        for number, group in enumerate(clusters(similarity.pairs if similarity else ()), start=1)
+    ]
     return {
         "chapter": chapter.id,
         "students": len(reports),
@@ -130,6 +145,7 @@ def class_data(
         "course_tests": course,
         "invalid_reasons": invalid,
         "flags": flags,
+        "groups": groups,
     }
 
 
@@ -261,6 +277,14 @@ def class_html(data: Mapping[str, Any]) -> str:
             for f in data["flags"]
         ],
     )
+    group_list = "".join(
+        f"<li><a href='{SIMILARITY_PAGE}#{html.escape(g['anchor'])}'>"
+        f"{html.escape(g['kind'])}: {html.escape(', '.join(g['members']))}</a>: strongest "
+        f"{html.escape(g['strongest']['a'])} and {html.escape(g['strongest']['b'])}, text score "
+        f"{g['strongest']['text_score']:.2f}</li>"
+        for g in data["groups"]
+    )
+    groups = f"<p>Groups of copies, each on {SIMILARITY_PAGE}:</p><ol>{group_list}</ol>"
     titles = _table(
         ("mutant", "killed", "the planted bug", "survived in"),
         [
@@ -288,7 +312,7 @@ def class_html(data: Mapping[str, Any]) -> str:
         + "<h2>Why student tests were not valid</h2>"
         + (reasons if data["invalid_reasons"] else "<p>Every graded test file was valid.</p>")
         + "<h2>Flagged similarity</h2>"
-        + (flags if data["flags"] else "<p>No pair is flagged.</p>")
+        + (groups + flags if data["flags"] else "<p>No pair is flagged.</p>")
         + "<p class='note'>similarity.csv lists every pair above the floor; similarity.html "
         "shows each flagged pair side by side. Flags change no grade.</p>"
         "</body></html>\n"
