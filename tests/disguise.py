@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import random
+from collections.abc import Callable
 from typing import ClassVar
 
 from grader.catalog import Chapter
@@ -148,7 +149,7 @@ class _Parametrized(ast.NodeTransformer):
         return node
 
 
-DISGUISES = {
+DISGUISES: dict[str, Callable[[str, Chapter], str]] = {
     "renamed, reordered, re-laid-out": lambda source, chapter: disguise(source, chapter, seed=5),
     "assert messages added or dropped": lambda source, chapter: _rewritten(source, _Messages()),
     "comparisons swapped": lambda source, chapter: _rewritten(source, _Swapped()),

@@ -372,8 +372,8 @@ def run_workflow(repository: Path, tmp: Path, runner_user: int | None = None) ->
         if action == "actions/checkout":
             shutil.copytree(repository, workspace / settings.get("path", "."), symlinks=True)
             if runner_user is not None:
-                for path in [workspace, *workspace.rglob("*")]:
-                    os.chown(path, runner_user, runner_user, follow_symlinks=False)
+                for owned in [workspace, *workspace.rglob("*")]:
+                    os.chown(owned, runner_user, runner_user, follow_symlinks=False)
         elif action == "actions/setup-python":
             pass  # this machine's Python
         elif action == "actions/upload-artifact":
