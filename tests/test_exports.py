@@ -40,7 +40,7 @@ from grader.commands.check import CheckReport, Limits, check, kills_needed
 from grader.errors import EXIT_PASS, GraderError
 from grader.grade import grade
 from grader.output.files import ReportFiles, with_mutant_titles, write_reports
-from grader.output.gradescope import gradescope_results
+from grader.output.gradescope import STAFF_ENTRY, gradescope_results
 from grader.output.html import mutation_report_html, summary_header
 from grader.output.junit import report_to_junit
 from grader.output.mutation_report import change_between, mutation_report
@@ -168,8 +168,15 @@ def test_gradescope_lists_each_course_test_and_each_mutant(written: Written) -> 
     mutants = [n for n in names if n.startswith("Planted mutant ")]
     assert course == [f"Course test {t.name}" for t in CHAPTER.course_tests]
     assert mutants == [f"Planted mutant {m.id}: {m.title}" for m in CHAPTER.mutants]
-    assert all(test["status"] == "passed" for test in results["tests"])
+    graded = [test for test in results["tests"] if test["name"] != STAFF_ENTRY]
+    assert all(test["status"] == "passed" for test in graded)
     assert cents(test.get("score", 0) for test in results["tests"]) == cents([results["score"]])
+    # the example's tests are the model answer itself: flagged for staff, hidden, no points
+    staff = [test for test in results["tests"] if test["name"] == STAFF_ENTRY]
+    assert [(t["visibility"], t["status"], "score" in t) for t in staff] == [
+        ("hidden", "failed", False)
+    ]
+    assert staff[0]["output"].startswith("FLAGGED for staff: ")
     assert isinstance(results["execution_time"], int) and results["execution_time"] >= 0
 
 

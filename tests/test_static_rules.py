@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from grader.catalog import load_chapter
 from grader.cli import main
 from grader.static_check import LIMITS, UNREAD, check_example, check_test_source
 from grader.static_rules import BY_TYPE, RULES, Limits, Rule
+from grader.submission import read_submission
 
 CHAPTER = load_chapter()
 ALL = list(RULES.values())
@@ -125,3 +127,17 @@ def test_grader_rules_lists_every_code_name_and_explanation(
         assert f"{rule.code} {rule.name}" in out
         assert " ".join(rule.explanation.split()) in out
     assert f"from {CHAPTER.module} import" in out  # the examples name the chapter's module
+
+
+def test_every_file_python_runs_is_read_as_python_reads_it(tmp_path: Path) -> None:
+    """radix.py and the test file alike: a coding line for another encoding is refused when
+    the submission is read, naming the rule; a BOM and a utf-8 coding line are fine."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / CHAPTER.implementation).write_bytes(b"# coding: latin-1\nX = 1\n")
+    (tmp_path / CHAPTER.student_tests).write_bytes(b"\xef\xbb\xbf# coding: utf-8\nY = 2\n")
+    submission = read_submission(CHAPTER, tmp_path)
+    assert submission.implementation is None and submission.implementation_problem is not None
+    assert submission.implementation_problem.startswith(f"{CHAPTER.implementation} cannot be")
+    assert "'iso8859-1'" in submission.implementation_problem
+    assert submission.implementation_problem.endswith("[F002]")
+    assert submission.tests == "# coding: utf-8\nY = 2\n"

@@ -34,6 +34,8 @@ from grader.output.wording import (
 VISIBLE = "visible"
 HIDDEN = "hidden"
 """Gradescope's visibility for entries only staff see."""
+STAFF_ENTRY = "For staff: the test file against the kit's own tests"
+"""The hidden entry that flags a copy of the kit's own tests; its status is no verdict."""
 
 
 def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
@@ -115,7 +117,8 @@ def _known_sources_entry(report: CheckReport) -> dict[str, Any]:
     else:
         output = f"not flagged: the test file is its own (text scores: {scores})"
     return {
-        "name": "For staff: the test file against the kit's own tests",
+        "name": STAFF_ENTRY,
+        "status": "failed" if flagged else "passed",
         "output": output,
         "visibility": HIDDEN,
         "tags": ["staff", "similarity"] + (["flagged"] if flagged else []),
