@@ -255,7 +255,9 @@ def test_the_class_page_opens_offline_in_headless_chromium(
 ) -> None:
     page = batch["out"] / "class.html"
     text = page.read_text(encoding="utf-8")
-    assert "<script" not in text and not re.search(r"(src|href)=", text)
+    assert "<script" not in text and not re.search(r"src=", text)
+    links = re.findall(r"href=['\"]([^'\"]*)['\"]", text)  # only to the copies' page
+    assert links and all(re.fullmatch(r"similarity\.html#group-\d+", link) for link in links)
     browser = next((found for name in CHROMIUMS if (found := shutil.which(name))), None)
     if browser is None:
         pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
