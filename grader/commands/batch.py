@@ -3,98 +3,60 @@
 The folders share one warm ``WorkerPool``, and ``jobs`` checks run at once so
 that one check's serial stretches (the course tests, the validation runs)
 overlap another's mutant runs and every core stays busy. Each student gets a
-JSON report (``grader check --json``'s, written whole or not at all) and a row
-of the gradebook CSV. A submission that is broken or hostile, or that the
-grader cannot grade at all, becomes a ``fail`` row with its one-line problem:
-nothing a student submits stops the batch.
+report (``grader check --json``'s, written whole or not at all, beside it the
+same as text and as a small page), a copy of the files graded, and a row of
+the gradebook CSV keyed by what decided it (``grader.provenance``). A
+submission that is broken or hostile, or that the grader cannot grade at
+all, becomes a ``fail`` row with its one-line problem: nothing a student
+submits stops the batch. The class view is then drawn again over the whole
+gradebook (``grader.commands.class_view``).
 """
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import io
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, Limits, Verdict, check, run_mutants
+from grader.commands.check import CheckReport, Limits, check
+from grader.commands.class_view import CopyFinder, rebuild_class
+from grader.commands.gradebook import (
+    BACKUPS,
+    COLUMNS,
+    GRADEBOOK,
+    REPORTS,
+    SUBMISSIONS,
+    BatchRow,
+    csv_text,
+    read_gradebook,
+    report_files,
+    row_cells,
+    text_cell,
+    write_gradebook,
+)
+from grader.commands.manifest import graded_files
 from grader.errors import GraderError, describe
 from grader.grade import grade
 from grader.locate import RefusedSubmission, locate
-from grader.output.canvas import canvas_csv, roster_check_csv
 from grader.output.check_json import report_to_json
-from grader.output.class_report import class_data, class_html, class_json
 from grader.output.files import write_atomically
-from grader.output.similarity import SIMILARITY_PAGE, similarity_csv, similarity_html
-from grader.patching import mutant_sources
-from grader.roster import RosterEntry, RosterMatch, match_roster
+from grader.output.html import student_page
+from grader.provenance import result_key
+from grader.roster import RosterEntry, RosterMatch
 from grader.sandbox.pool import WorkerPool
-from grader.similarity import (
-    COURSE_TESTS,
-    KIT_FILES,
-    MODEL_ANSWER,
-    REFERENCE,
-    ClassFile,
-    Fingerprinter,
-    Similarity,
-    find_copies,
-    text_score,
-)
-from grader.submission import read_submission
+from grader.similarity import KIT_FILES, Similarity
+from grader.submission import SubmissionProblem, read_text_inside
 
-GRADEBOOK = "gradebook.csv"
-REPORTS = "students"
-BACKUPS = "backups"
-SIMILARITY_CSV = "similarity.csv"
-CLASS_JSON = "class.json"
-CLASS_PAGE = "class.html"
-ROSTER_CHECK = "roster-check.csv"
-COLUMNS = (
-    "student",
-    "verdict",
-    "grade",
-    "course_tests_passed",
-    "course_tests_total",
-    "mutation_score",
-    "killed",
-    "mutants",
-    "survivors",
-    "problem",
-    "report",
-    "implementation_file",
-    "tests_file",
-    "flags",
-)
-"""The gradebook's columns, in order."""
+__all__ = ["COLUMNS", "BatchRow", "grade_batch", "gradebook_csv", "row_of"]
 
 BatchProgress = Callable[[str, int, int], None]
 """Called as ``progress(student, done, total)`` as each submission is graded."""
-
-
-@dataclass(frozen=True)
-class BatchRow:
-    """One student's line of the gradebook."""
-
-    student: str
-    verdict: Verdict
-    grade: float
-    course_tests_passed: int
-    course_tests_total: int
-    mutation_score: float | None
-    killed: int | None
-    mutants: int | None
-    survivors: tuple[str, ...]
-    problem: str
-    report: str
-    implementation_file: str = ""
-    """The files graded, relative to the student's folder (empty: none read)."""
-    tests_file: str = ""
-    flags: tuple[str, ...] = ()
-    """``kind~other`` for each flagged similarity pair (``tests~bob``): for staff to look at."""
+TextReport = Callable[[Chapter, CheckReport], str]
+"""The report as the terminal shows it, as plain text (drawn by the entry point)."""
 
 
 @dataclass(frozen=True)
@@ -108,11 +70,13 @@ class BatchResult:
     backup: Path | None = None
     """Where the replaced gradebook and reports were saved, if anything was replaced."""
     similarity: Similarity | None = None
-    """The copies found among the students graded now (``None``: the catalog asks for none)."""
+    """The copies found in the whole class (``None``: the catalog asks for none)."""
     similarity_seconds: float = 0.0
     roster: RosterMatch | None = None
     """Who the roster and the gradebook do not share (``None``: no roster given)."""
     canvas: Path | None = None
+    students: int = 0
+    """Rows of the gradebook after the batch: the class the class view covers."""
 
     @property
     def passed(self) -> int:
@@ -140,10 +104,13 @@ def grade_batch(
     roster: Sequence[RosterEntry] | None = None,
     canvas: Path | None = None,
     assignment: str | None = None,
+    names: Sequence[str] | None = None,
+    text_report: TextReport | None = None,
 ) -> BatchResult:
-    """Grade every folder; write ``out/students/NAME.json`` and ``out/gradebook.csv``.
+    """Grade every folder into ``out`` (the layout in ``grader.commands.gradebook``).
 
-    An existing gradebook in ``out`` is merged into, never replaced: a student
+    ``names`` are the students' names (default: each folder's name). An
+    existing gradebook in ``out`` is merged into, never replaced: a student
     graded now gets their new row in place of the old one, every other row
     stays, new students follow in the order given. Before anything in ``out``
     changes, the old gradebook and the old reports of the students regraded
@@ -151,17 +118,14 @@ def grade_batch(
     or not at all, after each student, so an interrupted batch leaves every
     old row and every new one finished so far.
 
-    Then the files of the students graded now are compared with each other's and the
-    kit's (``out/similarity.csv``, ``out/similarity.html``, the gradebook's ``flags``),
-    and their figures drawn (``out/class.json``, ``out/class.html``).
-
-    With a ``roster``, every gradebook row is matched to a student id
-    (``out/roster-check.csv`` lists who is on one side only) and ``canvas``, if
-    given, gets Canvas's grade-import file for ``assignment`` (default: the chapter id).
+    Then the whole class in ``out``, earlier rows included, is compared and
+    drawn (``class_view.rebuild_class``): copies, figures, and with a
+    ``roster`` the roster check and, if ``canvas`` is given, Canvas's
+    grade-import file for ``assignment`` (default: the chapter id).
     """
     started = time.monotonic()
     limits = limits or Limits()
-    names = student_names(folders)
+    names = list(names) if names is not None else student_names(folders)
     if chapter.similarity is not None and not chapter.model_tests.is_file():
         raise GraderError(
             f"this kit has no model answer ({chapter.model_tests.name}): it is the student "
@@ -175,41 +139,36 @@ def grade_batch(
         )
     gradebook = out / GRADEBOOK
     merged = read_gradebook(gradebook)
-    order = [*merged, *(key for key in map(_text, names) if key not in merged)]
+    order = [*merged, *(key for key in map(text_cell, names) if key not in merged)]
     backup = _back_up(out, names, bool(merged))
     rows: dict[str, BatchRow] = {}
-    reports: dict[str, CheckReport | None] = {}
-    copies = _CopyFinder(chapter, limits) if chapter.similarity is not None else None
-    similarity, similarity_seconds = None, 0.0
+    copies = CopyFinder(chapter, limits) if chapter.similarity is not None else None
     with (
         WorkerPool(minimum=limits.isolation) as pool,
         ThreadPoolExecutor(max(1, jobs)) as threads,
         ThreadPoolExecutor(1) as beside,
     ):
         futures = {
-            threads.submit(_grade_one, chapter, folder, name, out, limits, pool): name
+            threads.submit(_grade_one, chapter, folder, name, out, limits, pool, text_report): name
             for folder, name in zip(folders, names, strict=True)
         }
-        folder_of = dict(zip(names, folders, strict=True))
 
-        def record(future: Future[tuple[BatchRow, CheckReport | None]]) -> None:
-            row, reports[futures[future]] = future.result()
+        def record(future: Future[tuple[BatchRow, CheckReport | None, Kept]]) -> None:
+            row, report, kept = future.result()
             rows[futures[future]] = row
-            merged[_text(row.student)] = row_cells(row)
-            write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
+            merged[text_cell(row.student)] = row_cells(row)
+            write_gradebook(gradebook, (merged[k] for k in order if k in merged))
+            if copies is not None:  # while the workers grade the others
+                copies.add(row.student, *kept, report, (pool, beside))
 
         try:
             for done, future in enumerate(as_completed(futures), start=1):
                 record(future)
-                name = futures[future]
-                if copies is not None:  # while the workers grade the others
-                    copies.add(name, folder_of[name], reports[name], pool, beside)
                 if progress is not None:
-                    progress(name, done, len(futures))
-            if copies is not None:
-                compared = time.monotonic()
-                similarity = copies.compare(names)
-                similarity_seconds = round(time.monotonic() - compared, 3)
+                    progress(futures[future], done, len(futures))
+            view = rebuild_class(
+                chapter, out, limits, lambda: pool, copies, roster, canvas, assignment
+            )
         except BaseException:  # Ctrl-C: stop the workers so the running checks end at once
             threads.shutdown(wait=False, cancel_futures=True)
             beside.shutdown(wait=False, cancel_futures=True)
@@ -219,145 +178,33 @@ def grade_batch(
                 if name not in rows and finished and future.exception() is None:
                     record(future)
             raise
+    flagged = read_gradebook(gradebook)
     ordered = tuple(rows[name] for name in names)
-    if similarity is not None:
-        ordered = tuple(dataclasses.replace(r, flags=similarity.flags(r.student)) for r in ordered)
-        merged.update((_text(row.student), row_cells(row)) for row in ordered)
-        write_atomically(gradebook, _csv_text(merged[k] for k in order if k in merged))
-        write_atomically(out / SIMILARITY_CSV, similarity_csv(similarity))
-        write_atomically(out / SIMILARITY_PAGE, similarity_html(chapter.id, similarity))
-    in_order = {name: reports[name] for name in names}
-    figures = class_data(chapter, {row.student: row.grade for row in ordered}, in_order, similarity)
-    write_atomically(out / CLASS_JSON, class_json(figures))
-    write_atomically(out / CLASS_PAGE, class_html(figures))
-    matched = None
-    if roster is not None:
-        students = [_untext(key) for key in order if key in merged]
-        grades = {_untext(key): _points(cells) for key, cells in merged.items()}
-        matched = match_roster(roster, students)
-        write_atomically(out / ROSTER_CHECK, roster_check_csv(matched))
-        if canvas is not None:
-            title = assignment or chapter.id
-            write_atomically(canvas, canvas_csv(title, chapter.grade_scale, matched, grades))
-    kept = len(merged) - len(ordered)
+    if view.similarity is not None:
+        ordered = tuple(replace(row, flags=view.similarity.flags(row.student)) for row in ordered)
     seconds = round(time.monotonic() - started, 3)
     return BatchResult(
         ordered,
         gradebook,
         out / REPORTS,
         seconds,
-        kept=kept,
+        kept=len(flagged) - len(ordered),
         backup=backup,
-        similarity=similarity,
-        similarity_seconds=similarity_seconds,
-        roster=matched,
-        canvas=canvas if roster is not None else None,
+        similarity=view.similarity,
+        similarity_seconds=view.similarity_seconds,
+        roster=view.roster,
+        canvas=view.canvas,
+        students=len(flagged),
     )
 
 
-class _CopyFinder:
-    """The class's files as they are graded, fingerprinted at once (the workers are busy with
-    the others); the model answer's mutant run starts the first time a test file comes near
-    it, beside the grading."""
-
-    def __init__(self, chapter: Chapter, limits: Limits) -> None:
-        assert chapter.similarity is not None
-        self.chapter, self.limits = chapter, limits
-        given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
-        self.fingerprints = Fingerprinter(given, chapter.similarity)
-        self.model_answer = chapter.model_tests.read_text(encoding="utf-8")
-        self.files: dict[str, list[ClassFile]] = {}
-        self.model_run: Future[dict[str, tuple[str, ...]]] | None = None
-
-    def add(
-        self,
-        name: str,
-        folder: Path,
-        report: CheckReport | None,
-        pool: WorkerPool,
-        beside: ThreadPoolExecutor,
-    ) -> None:
-        chapter = self.chapter
-        try:
-            located = locate(chapter, folder)
-        except RefusedSubmission:  # graded as a fail already; nothing to compare
-            return
-        submission = read_submission(located, folder)
-        files = self.files[name] = []
-        if submission.implementation is not None:
-            files.append(ClassFile(name, "implementation", submission.implementation))
-        if submission.tests is not None:
-            mutation = report.mutation if report is not None else None
-            killed_by = {m.id: m.killed_by for m in mutation.mutants} if mutation else None
-            files.append(ClassFile(name, "tests", submission.tests, killed_by))
-            model = self.fingerprints(self.model_answer)
-            score = text_score(
-                self.fingerprints(submission.tests), model, self.fingerprints.settings
-            )
-            if self.model_run is None and score >= self.fingerprints.settings.floor:
-                self.model_run = beside.submit(_model_answer_kills, chapter, self.limits, pool)
-
-    def compare(self, names: Sequence[str]) -> Similarity:
-        """Every student's files against each other's and the kit's (``grader.similarity``)."""
-        files = [file for name in names for file in self.files.get(name, ())]
-        reference = self.chapter.reference.read_text("utf-8")
-        files.append(ClassFile(REFERENCE, "implementation", reference))
-        files.append(ClassFile(MODEL_ANSWER, "tests", self.model_answer))
-        course_tests = self.chapter.course_test_file.read_text("utf-8")
-        files.append(ClassFile(COURSE_TESTS, "tests", course_tests))
-        run = self.model_run
-        return find_copies(
-            files,
-            self.fingerprints,
-            len(self.chapter.wheats),
-            lambda: None if run is None else run.result(),
-        )
-
-
-def _model_answer_kills(
-    chapter: Chapter, limits: Limits, pool: WorkerPool
-) -> dict[str, tuple[str, ...]]:
-    """Each planted mutant's killers among the model answer's tests."""
-    model_answer = chapter.model_tests.read_text(encoding="utf-8")
-    with ThreadPoolExecutor(pool.workers + 1) as threads:
-        mutation = run_mutants(
-            chapter, model_answer, mutant_sources(chapter), limits.student_tests, pool, threads
-        )
-    return {m.id: m.killed_by for m in mutation.mutants}
-
-
-def read_gradebook(path: Path) -> dict[str, list[str]]:
-    """The rows of an existing gradebook by student cell, in file order; none if it is absent.
-
-    A gradebook of fewer columns (an older kit) gets empty cells for the new ones.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as error:
-        raise GraderError(
-            f"cannot read the gradebook {path}: {error}: choose another --out"
-        ) from error
-    lines = list(csv.reader(io.StringIO(text)))
-    if not lines or not lines[0] or lines[0][0] != COLUMNS[0]:
-        raise GraderError(
-            f"{path} is not a gradebook of this kit (its first column is not "
-            f"{COLUMNS[0]!r}): choose another --out"
-        )
-    header = lines[0]
-    rows: dict[str, list[str]] = {}
-    for line in lines[1:]:
-        if line:
-            cells = dict(zip(header, line, strict=False))
-            rows[line[0]] = [cells.get(column, "") for column in COLUMNS]
-    return rows
+Kept = tuple[str | None, str | None]
+"""The texts of a student's two files as graded (``None``: not read)."""
 
 
 def _back_up(out: Path, names: Sequence[str], has_gradebook: bool) -> Path | None:
     """Copy the gradebook and the reports about to be replaced to ``out/backups/STAMP/``."""
-    replaced = [out / REPORTS / f"{name}.json" for name in names]
-    replaced = [path for path in replaced if path.is_file()]
+    replaced = [path for name in names for path in report_files(out, name) if path.is_file()]
     if not has_gradebook and not replaced:
         return None
     base = out / BACKUPS / time.strftime("%Y%m%d-%H%M%S")
@@ -370,24 +217,66 @@ def _back_up(out: Path, names: Sequence[str], has_gradebook: bool) -> Path | Non
 
 
 def _grade_one(
-    chapter: Chapter, folder: Path, name: str, out: Path, limits: Limits, pool: WorkerPool
-) -> tuple[BatchRow, CheckReport | None]:
-    """One student's row and report; every failure, the kit's included, becomes the row's
-    problem (and no report)."""
+    chapter: Chapter,
+    folder: Path,
+    name: str,
+    out: Path,
+    limits: Limits,
+    pool: WorkerPool,
+    text_report: TextReport | None = None,
+) -> tuple[BatchRow, CheckReport | None, Kept]:
+    """One student's row, report and graded files; every failure, the kit's included,
+    becomes the row's problem (and no report)."""
+    settings = limits.settings()
     try:
         located = locate(chapter, folder)
     except RefusedSubmission as refused:  # the student's to fix, not the grader's failure
         total = len(chapter.course_tests)
-        row = BatchRow(name, "fail", 0.0, 0, total, None, None, None, (), refused.message, "")
-        return row, None
+        key = result_key(chapter, graded_files(chapter, folder), settings, pool.isolation)
+        row = BatchRow(
+            name, "fail", 0.0, 0, total, None, None, None, (), refused.message, "",
+            graded_at=_now(), key=key.digest,
+        )  # fmt: skip
+        return row, None, (None, None)
     try:
         report = check(located, folder, limits, pool=pool)
         path = out / REPORTS / f"{name}.json"
+        kept = _keep_files(out / SUBMISSIONS / name, report, folder)
         write_atomically(path, report_to_json(report, chapter))
-        return row_of(chapter, name, report, path.relative_to(out).as_posix()), report
+        write_atomically(path.with_suffix(".html"), student_page(chapter, report))
+        if text_report is not None:
+            write_atomically(path.with_suffix(".txt"), text_report(chapter, report))
+        return row_of(chapter, name, report, path.relative_to(out).as_posix()), report, kept
     except Exception as error:  # one submission must never stop the batch
         problem = f"not graded: {describe(error)}"
-        return BatchRow(name, "fail", 0.0, 0, 0, None, None, None, (), problem, ""), None
+        key = result_key(chapter, {"not graded": problem}, settings, pool.isolation)
+        row = BatchRow(
+            name, "fail", 0.0, 0, 0, None, None, None, (), problem, "",
+            graded_at=_now(), key=key.digest,
+        )  # fmt: skip
+        return row, None, (None, None)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _keep_files(copy: Path, report: CheckReport, folder: Path) -> Kept:
+    """Copy the files ``report`` graded from ``folder`` to ``copy``, at the same places, so
+    that the class can be compared, replayed and regraded from ``out`` alone."""
+    texts: list[str | None] = []
+    for label in ("implementation", "tests"):
+        relative = report.files.get(label)
+        text = None
+        if relative is not None:
+            try:
+                text = read_text_inside(folder, folder / relative)
+            except SubmissionProblem:
+                text = None
+        if text is not None and relative is not None:
+            write_atomically(copy / relative, text)
+        texts.append(text)
+    return texts[0], texts[1]
 
 
 def row_of(chapter: Chapter, name: str, report: CheckReport, path: str) -> BatchRow:
@@ -406,6 +295,8 @@ def row_of(chapter: Chapter, name: str, report: CheckReport, path: str) -> Batch
         report=path,
         implementation_file=report.files.get("implementation") or "",
         tests_file=report.files.get("tests") or "",
+        graded_at=report.graded_at,
+        key=report.key.digest if report.key is not None else "",
     )
 
 
@@ -425,51 +316,4 @@ def problem_of(report: CheckReport) -> str:
 
 def gradebook_csv(rows: Sequence[BatchRow]) -> str:
     """The gradebook as CSV text, one row per student, in ``COLUMNS`` order."""
-    return _csv_text(row_cells(row) for row in rows)
-
-
-def row_cells(row: BatchRow) -> list[str]:
-    """One row's cells as the gradebook writes them."""
-    return [
-        _text(row.student),
-        row.verdict,
-        f"{row.grade:g}",
-        str(row.course_tests_passed),
-        str(row.course_tests_total),
-        "" if row.mutation_score is None else f"{row.mutation_score:.4f}",
-        "" if row.killed is None else str(row.killed),
-        "" if row.mutants is None else str(row.mutants),
-        " ".join(row.survivors),
-        _text(" ".join(row.problem.split())),
-        _text(row.report),
-        _text(row.implementation_file),
-        _text(row.tests_file),
-        _text(" ".join(row.flags)),
-    ]
-
-
-def _csv_text(rows: Iterable[list[str]]) -> str:
-    stream = io.StringIO()
-    writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(rows)
-    return stream.getvalue()
-
-
-def _text(value: str) -> str:
-    """A text cell a spreadsheet will not run as a formula (a folder named ``=cmd()``)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
-def _untext(cell: str) -> str:
-    """The name a gradebook cell holds (``_text`` undone)."""
-    defused = cell[:1] == "'" and cell[1:2] in ("=", "+", "-", "@", "\t", "\r")
-    return cell[1:] if defused else cell
-
-
-def _points(cells: Sequence[str]) -> float:
-    """A gradebook row's grade (an older row with no grade counts 0)."""
-    try:
-        return float(cells[COLUMNS.index("grade")])
-    except ValueError:
-        return 0.0
+    return csv_text(row_cells(row) for row in rows)

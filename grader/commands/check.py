@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter, Mutant
+from grader.hypothesis_profile import GRADER_SETTINGS
 from grader.patching import apply_patch, mutant_sources
+from grader.provenance import ResultKey, result_key
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.pool import (
     FIXED_HASH_SEED,
@@ -69,6 +71,31 @@ class Limits:
     """The least isolation the runs must get (``grader.sandbox.confine``): below it the
     check raises ``GraderError`` (exit 2) before grading; ``none`` takes what the machine
     gives."""
+
+    def settings(self) -> dict[str, object]:
+        """Everything that sets how the runs go, as plain data: the limits (not the isolation
+        asked for, the key holds the one reached), the two hash seeds, the reversed rerun and
+        hypothesis's fixed settings. A report carries it; a replay runs with it."""
+        return {
+            "course_tests": self.course_tests,
+            "student_tests": self.student_tests,
+            "mutant_floor": self.mutant_floor,
+            "mutant_factor": self.mutant_factor,
+            "hash_seeds": [FIXED_HASH_SEED, OTHER_HASH_SEED],
+            "rerun_reversed": True,
+            "hypothesis": {name: str(value) for name, value in GRADER_SETTINGS.items()},
+        }
+
+
+def limits_from_settings(settings: dict[str, object], isolation: IsolationLevel) -> Limits:
+    """The limits a report's ``settings`` name, demanding ``isolation`` (a replay's)."""
+    return Limits(
+        course_tests=float(str(settings["course_tests"])),
+        student_tests=float(str(settings["student_tests"])),
+        mutant_floor=float(str(settings["mutant_floor"])),
+        mutant_factor=float(str(settings["mutant_factor"])),
+        isolation=isolation,
+    )
 
 
 @dataclass(frozen=True)
@@ -218,6 +245,10 @@ class CheckReport:
     """The isolation level the runs got (``grader.sandbox.confine``)."""
     known_sources: tuple[KnownSource, ...] = ()
     """The test file against the kit's own test files, for staff (``grader.similarity``)."""
+    key: ResultKey | None = field(default=None, compare=False)
+    """What decided this result (``grader.provenance``); ``None`` for a report built by hand."""
+    settings: dict[str, object] = field(default_factory=dict, compare=False)
+    """The settings of the runs (``Limits.settings``): what a replay needs."""
 
     @property
     def verdict(self) -> Verdict:
@@ -342,6 +373,13 @@ def check(
         "implementation": chapter.implementation if submission.implementation is not None else None,
         "tests": chapter.student_tests if submission.tests is not None else None,
     }
+    settings = limits.settings()
+    graded = {
+        "implementation": chapter.implementation,
+        "implementation_text": submission.implementation,
+        "tests": chapter.student_tests,
+        "tests_text": submission.tests,
+    }
     return CheckReport(
         chapter.id,
         str(folder),
@@ -354,6 +392,8 @@ def check(
         graded_at=graded_at,
         isolation=pool.isolation,
         known_sources=compare_with_the_kit(chapter, submission.tests),
+        key=result_key(chapter, graded, settings, pool.isolation),
+        settings=settings,
     )
 
 

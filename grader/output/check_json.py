@@ -2,7 +2,10 @@
 
 Everything but the last two keys, ``timings`` and ``graded_at``, is a function
 of the submission and the kit alone, so the same submission gives the same
-bytes on every run up to them. The JSON Schema lives beside
+bytes on every run up to them. ``provenance`` says what decided the result
+(``grader.provenance``) and the settings that replay it; ``report_from_dict``
+reads a report back, so that a class can be drawn and merged from the reports
+of earlier runs. The JSON Schema lives beside
 this module (``schemas/check-report.schema.json``) and the tests hold every
 report to it.
 """
@@ -15,10 +18,20 @@ from typing import Any
 
 from grader import __version__
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport
+from grader.commands.check import (
+    CheckReport,
+    CourseTestsResult,
+    MutantResult,
+    MutationResult,
+    StudentTestsResult,
+)
 from grader.grade import grade
+from grader.provenance import key_from_dict
+from grader.similarity import KnownSource
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+UNSTABLE_KEYS = ("timings", "graded_at")
+"""The keys that differ between two runs of the same submission: comparisons leave them out."""
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "check-report.schema.json"
 
 
@@ -84,6 +97,9 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
             {"source": k.source, "score": k.score, "flagged": k.flagged}
             for k in report.known_sources
         ],
+        "provenance": None
+        if report.key is None
+        else {"key": report.key.digest, **report.key.as_dict(), "run_settings": report.settings},
         "timings": dict(report.timings),
         "graded_at": report.graded_at,
     }
@@ -91,3 +107,53 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
 
 def report_to_json(report: CheckReport, chapter: Chapter) -> str:
     return json.dumps(report_to_dict(report, chapter), indent=2, ensure_ascii=False) + "\n"
+
+
+def stable_part(data: dict[str, Any]) -> dict[str, Any]:
+    """A report's data without ``UNSTABLE_KEYS``: what two runs of one submission share."""
+    return {key: value for key, value in data.items() if key not in UNSTABLE_KEYS}
+
+
+def report_from_dict(data: dict[str, Any]) -> CheckReport:
+    """The ``CheckReport`` a report's data describes (``report_to_dict`` undone, but for the
+    reference run's seconds, which no report keeps)."""
+    course = data["course_tests"]
+    student = data["student_tests"]
+    mutation = data["mutation"]
+    provenance = data.get("provenance")
+    return CheckReport(
+        chapter=data["chapter"],
+        submission="",
+        course_tests=CourseTestsResult(
+            dict(course["results"]), dict(course["failures"]), course["problem"]
+        ),
+        student_tests=StudentTestsResult(
+            bool(student["valid"]),
+            tuple(student["problems"]),
+            tuple(student["missing"]),
+            tuple(student["tests"]),
+            0.0,
+            tuple(student.get("notes", ())),
+        ),
+        mutation=None
+        if mutation is None
+        else MutationResult(
+            float(mutation["threshold"]),
+            tuple(mutation["required"]),
+            tuple(
+                MutantResult(mutant_id, m["title"], m["status"], tuple(m["killed_by"]))
+                for mutant_id, m in mutation["mutants"].items()
+            ),
+        ),
+        timings=dict(data.get("timings", {})),
+        files=dict(data.get("files", {})),
+        unmodified=tuple(data.get("unmodified", ())),
+        graded_at=str(data.get("graded_at", "")),
+        isolation=data.get("isolation", "none"),
+        known_sources=tuple(
+            KnownSource(str(k["source"]), float(k["score"]), bool(k["flagged"]))
+            for k in data.get("known_sources", ())
+        ),
+        key=None if provenance is None else key_from_dict(provenance),
+        settings=dict(provenance["run_settings"]) if provenance else {},
+    )

@@ -153,3 +153,20 @@ def summary_header(chapter: Chapter, report: CheckReport) -> str:
         )
     lines.append("</header>")
     return "\n".join(lines) + "\n"
+
+
+_PAGE_STYLE = (
+    "body{font-family:system-ui,sans-serif;margin:1.5rem auto;max-width:50rem;color:#1b1b1b}"
+    "h1.pass{color:#1a7f37}h1.fail{color:#cf222e}"
+)
+
+
+def student_page(chapter: Chapter, report: CheckReport) -> str:
+    """A small page of one student's result (the summary the full report opens on), for a
+    TA to hand back: no script, no viewer, opens offline."""
+    title = html.escape(f"{chapter.id}: {report.verdict}")
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{title}</title><style>{_PAGE_STYLE}</style></head><body>"
+        f"{summary_header(chapter, report)}</body></html>\n"
+    )

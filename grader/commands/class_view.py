@@ -1,0 +1,206 @@
+"""The class drawn over every row of a gradebook: copies, figures, and the LMS's file.
+
+``grader batch`` (after every batch, a one-student regrade included) and
+``grader merge`` both end here, so ``class.html``, ``class.json``,
+``similarity.csv`` and ``.html``, the gradebook's ``flags`` and the Canvas
+file always cover the whole class in ``out``, never only the students of the
+last run. Everything is read back from ``out`` itself: each student's JSON
+report and the copy of the files graded (``submissions/NAME/``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.catalog import Chapter
+from grader.commands.check import CheckReport, Limits, run_mutants
+from grader.commands.gradebook import (
+    CLASS_JSON,
+    CLASS_PAGE,
+    GRADEBOOK,
+    ROSTER_CHECK,
+    SIMILARITY_CSV,
+    SUBMISSIONS,
+    cell,
+    points,
+    read_gradebook,
+    text_cell,
+    untext,
+    with_cell,
+    write_gradebook,
+)
+from grader.output.canvas import canvas_csv, roster_check_csv
+from grader.output.check_json import report_from_dict
+from grader.output.class_report import class_data, class_html, class_json
+from grader.output.files import write_atomically
+from grader.output.similarity import SIMILARITY_PAGE, similarity_csv, similarity_html
+from grader.patching import mutant_sources
+from grader.roster import RosterEntry, RosterMatch, match_roster
+from grader.sandbox.pool import WorkerPool
+from grader.similarity import (
+    COURSE_TESTS,
+    MODEL_ANSWER,
+    REFERENCE,
+    ClassFile,
+    Fingerprinter,
+    Similarity,
+    find_copies,
+    text_score,
+)
+
+PoolFactory = Callable[[], WorkerPool]
+
+
+@dataclass(frozen=True)
+class ClassView:
+    similarity: Similarity | None
+    similarity_seconds: float
+    roster: RosterMatch | None
+    canvas: Path | None
+
+
+class CopyFinder:
+    """The class's files, fingerprinted as they come (in a batch, while the workers grade
+    the others); the model answer's mutant run starts the first time a test file comes near
+    it, beside the grading, or when the comparison needs it."""
+
+    def __init__(self, chapter: Chapter, limits: Limits) -> None:
+        assert chapter.similarity is not None
+        self.chapter, self.limits = chapter, limits
+        given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
+        self.fingerprints = Fingerprinter(given, chapter.similarity)
+        self.model_answer = chapter.model_tests.read_text(encoding="utf-8")
+        self.files: dict[str, list[ClassFile]] = {}
+        self.model_run: Future[dict[str, tuple[str, ...]]] | None = None
+
+    def add(
+        self,
+        name: str,
+        implementation: str | None,
+        tests: str | None,
+        report: CheckReport | None,
+        beside: tuple[WorkerPool, ThreadPoolExecutor] | None = None,
+    ) -> None:
+        files = self.files[name] = []
+        if implementation is not None:
+            files.append(ClassFile(name, "implementation", implementation))
+        if tests is None:
+            return
+        mutation = report.mutation if report is not None else None
+        killed_by = {m.id: m.killed_by for m in mutation.mutants} if mutation else None
+        files.append(ClassFile(name, "tests", tests, killed_by))
+        if beside is None or self.model_run is not None:
+            return
+        model = self.fingerprints(self.model_answer)
+        score = text_score(self.fingerprints(tests), model, self.fingerprints.settings)
+        if score >= self.fingerprints.settings.floor:
+            pool, threads = beside
+            self.model_run = threads.submit(_model_answer_kills, self.chapter, self.limits, pool)
+
+    def compare(self, names: Sequence[str], pool: PoolFactory) -> Similarity:
+        """Every student's files against each other's and the kit's (``grader.similarity``)."""
+        files = [file for name in names for file in self.files.get(name, ())]
+        reference = self.chapter.reference.read_text("utf-8")
+        files.append(ClassFile(REFERENCE, "implementation", reference))
+        files.append(ClassFile(MODEL_ANSWER, "tests", self.model_answer))
+        course_tests = self.chapter.course_test_file.read_text("utf-8")
+        files.append(ClassFile(COURSE_TESTS, "tests", course_tests))
+        run = self.model_run
+
+        def model_kills() -> dict[str, tuple[str, ...]]:
+            if run is not None:
+                return run.result()
+            with pool() as own:
+                return _model_answer_kills(self.chapter, self.limits, own)
+
+        return find_copies(files, self.fingerprints, len(self.chapter.wheats), model_kills)
+
+
+def _model_answer_kills(
+    chapter: Chapter, limits: Limits, pool: WorkerPool
+) -> dict[str, tuple[str, ...]]:
+    """Each planted mutant's killers among the model answer's tests."""
+    model_answer = chapter.model_tests.read_text(encoding="utf-8")
+    with ThreadPoolExecutor(pool.workers + 1) as threads:
+        mutation = run_mutants(
+            chapter, model_answer, mutant_sources(chapter), limits.student_tests, pool, threads
+        )
+    return {m.id: m.killed_by for m in mutation.mutants}
+
+
+def load_report(out: Path, cells: Sequence[str]) -> CheckReport | None:
+    """The report a gradebook row points to, if it has one that can be read."""
+    relative = untext(cell(cells, "report"))
+    if not relative:
+        return None
+    try:
+        return report_from_dict(json.loads((out / relative).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def stored_files(out: Path, cells: Sequence[str]) -> tuple[str | None, str | None]:
+    """The texts of the files graded, as the batch kept them under ``submissions/NAME/``."""
+    folder = out / SUBMISSIONS / untext(cell(cells, "student"))
+    texts: list[str | None] = []
+    for column in ("implementation_file", "tests_file"):
+        relative = untext(cell(cells, column))
+        try:
+            texts.append((folder / relative).read_text(encoding="utf-8") if relative else None)
+        except (OSError, UnicodeDecodeError):
+            texts.append(None)
+    return texts[0], texts[1]
+
+
+def rebuild_class(
+    chapter: Chapter,
+    out: Path,
+    limits: Limits,
+    pool: PoolFactory,
+    copies: CopyFinder | None = None,
+    roster: Sequence[RosterEntry] | None = None,
+    canvas: Path | None = None,
+    assignment: str | None = None,
+) -> ClassView:
+    """Draw the class in ``out`` over every row of its gradebook (see the module docstring).
+
+    ``copies`` may hold students fingerprinted already; the others are read from ``out``.
+    """
+    gradebook = out / GRADEBOOK
+    rows = read_gradebook(gradebook)
+    names = [untext(key) for key in rows]
+    reports = {untext(key): load_report(out, cells) for key, cells in rows.items()}
+    similarity, seconds = None, 0.0
+    if chapter.similarity is not None:
+        copies = copies or CopyFinder(chapter, limits)
+        for key, cells in rows.items():
+            if untext(key) not in copies.files:
+                implementation, tests = stored_files(out, cells)
+                copies.add(untext(key), implementation, tests, reports[untext(key)])
+        started = time.monotonic()
+        similarity = copies.compare(names, pool)
+        seconds = round(time.monotonic() - started, 3)
+        rows = {
+            key: with_cell(cells, "flags", text_cell(" ".join(similarity.flags(untext(key)))))
+            for key, cells in rows.items()
+        }
+        write_gradebook(gradebook, rows.values())
+        write_atomically(out / SIMILARITY_CSV, similarity_csv(similarity))
+        write_atomically(out / SIMILARITY_PAGE, similarity_html(chapter.id, similarity))
+    grades = {untext(key): points(cells) for key, cells in rows.items()}
+    figures = class_data(chapter, grades, reports, similarity)
+    write_atomically(out / CLASS_JSON, class_json(figures))
+    write_atomically(out / CLASS_PAGE, class_html(figures))
+    matched = None
+    if roster is not None:
+        matched = match_roster(roster, names)
+        write_atomically(out / ROSTER_CHECK, roster_check_csv(matched))
+        if canvas is not None:
+            title = assignment or chapter.id
+            write_atomically(canvas, canvas_csv(title, chapter.grade_scale, matched, grades))
+    return ClassView(similarity, seconds, matched, canvas if roster is not None else None)
