@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import signal
 import sys
 import threading
@@ -23,11 +24,24 @@ from grader import __version__
 from grader.catalog import CHAPTERS, DEFAULT_CHAPTER, Chapter, load_chapter
 from grader.chapter_text import read_chapter_text
 from grader.commands.audit import run_audit
-from grader.commands.batch import grade_batch
+from grader.commands.batch import grade_batch, student_names
 from grader.commands.bundle import build_bundle
-from grader.commands.check import Limits, check
+from grader.commands.check import CheckReport, Limits, check
+from grader.commands.class_view import load_report
 from grader.commands.diff import diff_against_reference
+from grader.commands.gradebook import GRADEBOOK, read_gradebook, untext
+from grader.commands.manifest import (
+    Manifest,
+    build_manifest,
+    manifest_json,
+    parse_shard,
+    read_manifest,
+    shard,
+    stale_entries,
+)
+from grader.commands.merge import merge_outputs
 from grader.commands.release import build_release
+from grader.commands.replay import regrade_class, replay_report
 from grader.commands.tdd import run_tdd
 from grader.errors import (
     EXIT_FAIL,
@@ -49,7 +63,11 @@ from grader.output.terminal import (
     render_chapter,
     render_check,
     render_diff,
+    render_manifest,
+    render_merge,
+    render_regrade,
     render_release,
+    render_replay,
     render_rules,
     render_start,
     render_tdd,
@@ -158,21 +176,57 @@ def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     return EXIT_PASS if report.suite == "submission" or report.clean else EXIT_FAIL
 
 
-def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    limits = Limits(
+def text_report(chapter: Chapter, report: CheckReport) -> str:
+    """The report as ``grader check`` prints it, as plain text at 100 columns (batch writes it
+    beside each student's JSON)."""
+    console = Console(file=io.StringIO(), width=100, color_system=None, record=True)
+    render_check(console, chapter, report)
+    return console.export_text()
+
+
+def _batch_limits(args: argparse.Namespace) -> Limits:
+    return Limits(
         course_tests=args.time_limit,
         student_tests=args.time_limit,
         isolation=ISOLATION_CHOICES[args.isolation],
     )
+
+
+def _class_manifest(args: argparse.Namespace, chapter: Chapter) -> Manifest:
+    """The class batch grades: the manifest given, or one made of the folders given."""
+    if args.manifest is not None:
+        if args.folders:
+            raise GraderError("give the class as folders or as --manifest, not both")
+        return read_manifest(args.manifest, chapter)
+    if not args.folders:
+        raise GraderError("give the submission folders, or --manifest FILE")
+    return build_manifest(chapter, args.folders, student_names(args.folders))
+
+
+def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    limits = _batch_limits(args)
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
+    if args.shard is None and args.manifest is None:
+        folders, names = list(args.folders), student_names(args.folders)
+    else:
+        manifest = _class_manifest(args, chapter)
+        entries = shard(manifest, *parse_shard(args.shard)) if args.shard else manifest.entries
+        if args.manifest is not None:
+            stale = stale_entries(chapter, entries)
+            if stale:
+                raise GraderError(
+                    f"the manifest is stale: the files of {', '.join(stale)} changed since it "
+                    "was written; write it again with grader manifest"
+                )
+        folders, names = [e.folder for e in entries], [e.student for e in entries]
     progress = progress_bar()
     with progress:
-        task = progress.add_task("submissions", total=len(args.folders))
+        task = progress.add_task("submissions", total=len(folders))
         result = grade_batch(
             chapter,
-            args.folders,
+            folders,
             args.out,
             limits,
             args.jobs,
@@ -182,9 +236,48 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
             roster=roster,
             canvas=args.canvas,
             assignment=args.canvas_assignment,
+            names=names,
+            text_report=text_report,
         )
     render_batch(console, result)
     return EXIT_PASS
+
+
+def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    expected: dict[str, float] = {}
+    if args.previous is not None:  # each student's seconds last time, to balance the shards
+        for key, cells in read_gradebook(args.previous / GRADEBOOK).items():
+            report = load_report(args.previous, cells)
+            if report is not None and report.timings.get("total"):
+                expected[untext(key)] = report.timings["total"]
+    manifest = build_manifest(chapter, args.folders, student_names(args.folders), expected)
+    write_atomically(args.output, manifest_json(manifest, args.output.parent))
+    render_manifest(console, manifest, args.output)
+    return EXIT_PASS
+
+
+def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    if args.canvas is not None and args.roster is None:
+        raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
+    roster = read_roster(args.roster) if args.roster is not None else None
+    limits = _batch_limits(args)
+    result = merge_outputs(
+        chapter, args.out, args.shards, limits, roster, args.canvas, args.canvas_assignment
+    )
+    render_merge(console, result)
+    return EXIT_FAIL if result.conflicts else EXIT_PASS
+
+
+def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    replay = replay_report(chapter, args.report, args.submission)
+    render_replay(console, replay)
+    return EXIT_PASS if replay.identical and not replay.key_changes else EXIT_FAIL
+
+
+def cmd_regrade(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    regrade = regrade_class(chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation])
+    render_regrade(console, regrade)
+    return EXIT_FAIL if regrade.changed else EXIT_PASS
 
 
 def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
@@ -407,30 +500,7 @@ class _ChapterOrFolder(argparse.Action):
             namespace.folders = [Path(str(values))]
 
 
-def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
-    sub = _add_command(
-        subparsers,
-        "batch",
-        cmd_batch,
-        "staff: grade many submission folders (one per student) into a gradebook CSV",
-    )
-    _add_chapter(sub, action=_ChapterOrFolder)
-    sub.add_argument(
-        "folders", nargs="+", action="extend", type=Path, metavar="DIR", help="submission folders"
-    )
-    sub.add_argument(
-        "--out",
-        type=Path,
-        default=Path("reports"),
-        metavar="DIR",
-        help="where to write gradebook.csv, students/NAME.json, similarity.csv and .html, "
-        "class.html and .json (default reports)",
-    )
-    _add_jobs(sub, 2, "submissions graded at once (default 2)")
-    _add_isolation(sub)
-    _add_time_limit(
-        sub, "time limit of the course tests and of each student's tests on the reference"
-    )
+def _add_roster_and_canvas(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--roster",
         type=Path,
@@ -450,6 +520,122 @@ def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
         help="the assignment's column in the Canvas file, as Canvas names it, e.g. "
         "'Radix tree (12345)' (default: the chapter id)",
     )
+
+
+def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "batch",
+        cmd_batch,
+        "staff: grade many submission folders (one per student) into a gradebook CSV",
+    )
+    _add_chapter(sub, action=_ChapterOrFolder)
+    sub.add_argument(
+        "folders", nargs="*", action="extend", type=Path, metavar="DIR", help="submission folders"
+    )
+    sub.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports"),
+        metavar="DIR",
+        help="where to write gradebook.csv, students/NAME.json, .txt and .html, submissions/, "
+        "similarity.csv and .html, class.html and .json (default reports)",
+    )
+    sub.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help="the class as grader manifest listed it, instead of folders",
+    )
+    sub.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade only shard K of N (K from 0, as JOB_COMPLETION_INDEX and a matrix index "
+        "count), a fixed slice of the class balanced by expected time",
+    )
+    _add_jobs(sub, 2, "submissions graded at once (default 2)")
+    _add_isolation(sub)
+    _add_time_limit(
+        sub, "time limit of the course tests and of each student's tests on the reference"
+    )
+    _add_roster_and_canvas(sub)
+
+
+def _add_manifest(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "manifest",
+        cmd_manifest,
+        "staff: list a class (each folder, sorted by student, with its content hash) for "
+        "grading in shards",
+    )
+    _add_chapter(sub, action=_ChapterOrFolder)
+    sub.add_argument(
+        "folders", nargs="+", action="extend", type=Path, metavar="DIR", help="submission folders"
+    )
+    sub.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        default=Path("manifest.json"),
+        metavar="FILE",
+        help="the manifest to write (default manifest.json); its folders are relative to it",
+    )
+    sub.add_argument(
+        "--previous",
+        type=Path,
+        metavar="DIR",
+        help="an earlier batch's --out: each student's time there balances the shards",
+    )
+
+
+def _add_merge(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "merge",
+        cmd_merge,
+        "staff: merge the --out folders of shards into one graded class (exit 1 when two "
+        "copies of a row disagree)",
+    )
+    sub.add_argument("out", type=Path, metavar="OUT", help="the class to merge into")
+    sub.add_argument(
+        "shards", nargs="+", type=Path, metavar="SHARD_OUT", help="the --out folders of shards"
+    )
+    _add_isolation(sub)
+    _add_time_limit(sub, "time limit of the model answer's runs, if copy finding needs them")
+    _add_roster_and_canvas(sub)
+
+
+def _add_replay(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "replay",
+        cmd_replay,
+        "staff: grade a report's submission again with the settings it records (exit 0 when "
+        "verdict, grade and every kill are the same)",
+    )
+    _add_chapter(sub)
+    sub.add_argument("report", type=Path, metavar="REPORT", help="a student's JSON report")
+    sub.add_argument(
+        "--submission",
+        type=Path,
+        metavar="DIR",
+        help="the folder graded (default: the copy batch keeps, OUT/submissions/NAME)",
+    )
+
+
+def _add_regrade(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+    sub = _add_command(
+        subparsers,
+        "regrade",
+        cmd_regrade,
+        "staff: the release gate: regrade a graded class with the kit installed now and say "
+        "whose verdict, grade or kills would change (exit 1 if any); writes nothing",
+    )
+    _add_chapter(sub)
+    sub.add_argument("out", type=Path, metavar="OUT", help="a batch's --out folder")
+    _add_jobs(sub, 2, "submissions regraded at once (default 2)")
+    _add_isolation(sub)
 
 
 def _add_gradescope_bundle(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
@@ -550,6 +736,10 @@ def build_parser() -> argparse.ArgumentParser:
         _add_tdd,
         _add_check,
         _add_batch,
+        _add_manifest,
+        _add_merge,
+        _add_replay,
+        _add_regrade,
         _add_gradescope_bundle,
         _add_release,
         _add_diff,

@@ -25,15 +25,14 @@ from grader.catalog import Chapter
 from grader.commands.check import CheckReport, Limits, check
 from grader.commands.class_view import CopyFinder, rebuild_class
 from grader.commands.gradebook import (
-    BACKUPS,
     COLUMNS,
     GRADEBOOK,
     REPORTS,
     SUBMISSIONS,
     BatchRow,
+    back_up,
     csv_text,
     read_gradebook,
-    report_files,
     row_cells,
     text_cell,
     write_gradebook,
@@ -140,7 +139,7 @@ def grade_batch(
     gradebook = out / GRADEBOOK
     merged = read_gradebook(gradebook)
     order = [*merged, *(key for key in map(text_cell, names) if key not in merged)]
-    backup = _back_up(out, names, bool(merged))
+    backup = back_up(out, names, bool(merged))
     rows: dict[str, BatchRow] = {}
     copies = CopyFinder(chapter, limits) if chapter.similarity is not None else None
     with (
@@ -200,20 +199,6 @@ def grade_batch(
 
 Kept = tuple[str | None, str | None]
 """The texts of a student's two files as graded (``None``: not read)."""
-
-
-def _back_up(out: Path, names: Sequence[str], has_gradebook: bool) -> Path | None:
-    """Copy the gradebook and the reports about to be replaced to ``out/backups/STAMP/``."""
-    replaced = [path for name in names for path in report_files(out, name) if path.is_file()]
-    if not has_gradebook and not replaced:
-        return None
-    base = out / BACKUPS / time.strftime("%Y%m%d-%H%M%S")
-    folder, n = base, 1
-    while folder.exists():
-        folder, n = base.with_name(f"{base.name}-{n}"), n + 1
-    for path in [out / GRADEBOOK, *replaced] if has_gradebook else replaced:
-        write_atomically(folder / path.relative_to(out), path.read_text(encoding="utf-8"))
-    return folder
 
 
 def _grade_one(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,3 +182,17 @@ def points(cells: Sequence[str]) -> float:
 def report_files(out: Path, student: str) -> list[Path]:
     """The student's report in each of its forms."""
     return [out / REPORTS / f"{student}{suffix}" for suffix in (".json", ".txt", ".html")]
+
+
+def back_up(out: Path, names: Sequence[str], has_gradebook: bool) -> Path | None:
+    """Copy the gradebook and the reports about to be replaced to ``out/backups/STAMP/``."""
+    replaced = [path for name in names for path in report_files(out, name) if path.is_file()]
+    if not has_gradebook and not replaced:
+        return None
+    base = out / BACKUPS / time.strftime("%Y%m%d-%H%M%S")
+    folder, n = base, 1
+    while folder.exists():
+        folder, n = base.with_name(f"{base.name}-{n}"), n + 1
+    for path in [out / GRADEBOOK, *replaced] if has_gradebook else replaced:
+        write_atomically(folder / path.relative_to(out), path.read_text(encoding="utf-8"))
+    return folder

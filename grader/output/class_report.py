@@ -35,7 +35,26 @@ def reason_of(problem: str, tests: Sequence[str]) -> str:
     reason = re.sub(r"(?<![\w/])/[^\s:]*", "the submission folder", reason)  # a student's own path
     for name in sorted(tests, key=len, reverse=True):
         reason = re.sub(rf"\b{re.escape(name)}\b", "a test", reason)
-    return reason.split(": ", 1)[0].strip()
+    return _before_detail(reason).strip()
+
+
+def _before_detail(reason: str) -> str:
+    """``reason`` up to its first ``": "`` outside brackets and quotes: the detail after it is
+    the student's own (``import of 'pathlib' is not allowed (allowed: collections, ...)`` keeps
+    its list whole)."""
+    depth, quote = 0, ""
+    for i, char in enumerate(reason):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"" and (i == 0 or not reason[i - 1].isalnum()):
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif reason.startswith(": ", i) and depth == 0:
+            return reason[:i]
+    return reason
 
 
 def _histogram(values: Sequence[float], top: float) -> list[dict[str, float | int]]:

@@ -20,11 +20,16 @@ from grader.commands.audit import AuditReport, GeneratedMutant
 from grader.commands.batch import BatchResult
 from grader.commands.bundle import Bundle
 from grader.commands.check import CheckReport
+from grader.commands.manifest import Manifest
+from grader.commands.merge import MergeResult
 from grader.commands.release import Release
+from grader.commands.replay import Regrade, Replay
 from grader.commands.tdd import TddResult
 from grader.output.audit import STATUS_ORDER
 from grader.output.failures import FailureGroup, group_failures
 from grader.output.wording import unmodified_notes, verdict_sentence
+from grader.roster import RosterMatch
+from grader.similarity import Similarity
 from grader.static_rules import Rule
 from grader.submission import StartResult
 
@@ -318,69 +323,167 @@ def _verdict_line(chapter: Chapter, report: CheckReport) -> str:
 
 
 def render_batch(console: Console, result: BatchResult) -> None:
+    """The batch's rows as a table of short columns that fits 80 columns, then each
+    student's problem and survivors as whole lines below it (a table cell would cut them)."""
     table = Table(title="Batch grading")
-    columns = (
-        "student",
-        "verdict",
-        "grade",
-        "course tests",
-        "mutation",
-        "survivors",
-        "problem",
-        "flags",
-    )
-    for column in columns:
-        table.add_column(column)
+    for column in ("student", "verdict", "grade", "course", "mutation", "flags"):
+        table.add_column(column, overflow="fold")
     for row in result.rows:
         verdict = "[green]pass[/]" if row.verdict == "pass" else "[red]fail[/]"
         mutation = "" if row.mutation_score is None else f"{row.mutation_score:.2f}"
         course = f"{row.course_tests_passed}/{row.course_tests_total}"
-        table.add_row(
-            escape(row.student),
-            verdict,
-            f"{row.grade:g}",
-            course,
-            mutation,
-            " ".join(row.survivors),
-            escape(row.problem),
-            f"[yellow]{escape(' '.join(row.flags))}[/]",
-        )
+        flags = f"[yellow]{escape(' '.join(row.flags))}[/]" if row.flags else ""
+        table.add_row(escape(row.student), verdict, f"{row.grade:g}", course, mutation, flags)
     console.print(table)
+    for row in result.rows:
+        if row.problem:
+            _indented(console, 4, f"{row.student}: ", row.problem, label_style="bold")
+        if row.survivors:
+            _indented(console, 4, f"{row.student} survivors: ", " ".join(row.survivors))
     count = len(result.rows)
     rate = count / result.seconds * 60 if result.seconds else 0.0
-    console.print(
-        f"{result.passed} of {count} passed, in {result.seconds:.1f} s ({rate:.1f} per minute); "
-        f"gradebook: {result.gradebook}; each student's report: {result.reports}"
+    _whole(
+        console,
+        Text(
+            f"{result.passed} of {count} passed, in {result.seconds:.1f} s ({rate:.1f} per "
+            f"minute); gradebook: {result.gradebook}; each student's report (JSON, text, "
+            f"page): {result.reports}"
+        ),
     )
     if result.kept:
         console.print(f"{result.kept} earlier rows of the gradebook kept as they were")
     if result.backup is not None:
         console.print(f"the gradebook and reports replaced are saved in {result.backup}")
-    folder = result.gradebook.parent
-    if result.similarity is not None:
-        flagged = sum(pair.flagged for pair in result.similarity.pairs)
-        console.print(
-            f"{flagged} flagged pair(s) of similar files (compared in "
-            f"{result.similarity_seconds:.1f} s): {folder / 'similarity.csv'}, side by side in "
-            f"{folder / 'similarity.html'}; flags change no grade"
+    _render_class(console, result.gradebook.parent, result.students, result.similarity)
+    _render_roster(console, result.gradebook.parent, result.roster, result.canvas)
+
+
+def _render_class(
+    console: Console, folder: Path, students: int, similarity: Similarity | None
+) -> None:
+    if similarity is not None:
+        flagged = sum(pair.flagged for pair in similarity.pairs)
+        _whole(
+            console,
+            Text(
+                f"{flagged} flagged pair(s) of similar files among the {students} students of "
+                f"the gradebook: {folder / 'similarity.csv'}, side by side in "
+                f"{folder / 'similarity.html'}; flags change no grade"
+            ),
         )
-    console.print(f"the class at a glance: {folder / 'class.html'} (data: class.json)")
-    roster = result.roster
-    if roster is not None:
-        console.print(f"roster: {len(roster.matched)} submissions matched to a student id")
-        if roster.unknown:
-            console.print(
-                f"[yellow]not in the roster[/] (left out of the Canvas file): "
-                f"{escape(', '.join(roster.unknown))}"
-            )
-        if roster.missing:
-            names = ", ".join(entry.name or entry.id for entry in roster.missing)
-            console.print(
-                f"[yellow]no submission[/] (in the Canvas file with no score): {escape(names)}"
-            )
-        listed = folder / "roster-check.csv"
-        canvas = f"; Canvas import file: {result.canvas}" if result.canvas else ""
-        console.print(f"both lists in {listed}{canvas}")
+    _whole(
+        console,
+        Text(f"the class at a glance ({students} students): {folder / 'class.html'} (class.json)"),
+    )
+
+
+def _render_roster(
+    console: Console, folder: Path, roster: RosterMatch | None, canvas: Path | None
+) -> None:
+    if roster is None:
+        return
+    console.print(f"roster: {len(roster.matched)} submissions matched to a student id")
+    if roster.unknown:
+        console.print(
+            f"[yellow]not in the roster[/] (left out of the Canvas file): "
+            f"{escape(', '.join(roster.unknown))}"
+        )
+    if roster.missing:
+        names = ", ".join(entry.name or entry.id for entry in roster.missing)
+        console.print(
+            f"[yellow]no submission[/] (in the Canvas file with no score): {escape(names)}"
+        )
+    listed = folder / "roster-check.csv"
+    shown = f"; Canvas import file: {canvas}" if canvas else ""
+    console.print(f"both lists in {listed}{shown}")
+
+
+def render_manifest(console: Console, manifest: Manifest, path: Path) -> None:
+    seconds = sum(entry.seconds for entry in manifest.entries)
+    _whole(
+        console,
+        Text(
+            f"wrote {path}: {len(manifest.entries)} submissions, about {seconds:.0f} s of "
+            "grading; grade shard K of N with grader batch --manifest FILE --shard K/N"
+        ),
+    )
+
+
+def render_merge(console: Console, result: MergeResult) -> None:
+    _whole(
+        console,
+        Text(
+            f"merged into {result.out}: {len(result.added)} added, {len(result.replaced)} "
+            f"replaced by a newer grading, {result.unchanged} unchanged; "
+            f"{result.students} students in the gradebook"
+        ),
+    )
+    for conflict in result.conflicts:
+        _indented(
+            console,
+            4,
+            f"{conflict.student}: ",
+            f"two copies disagree ({', '.join(conflict.differs)}); the row kept is flagged in "
+            f"the gradebook's conflict column, the other copy is {conflict.copy}",
+            label_style="bold red",
+        )
+    if result.backup is not None:
+        console.print(f"the gradebook and reports replaced are saved in {result.backup}")
+    view = result.view
+    _render_class(console, result.out, result.students, view.similarity)
+    _render_roster(console, result.out, view.roster, view.canvas)
+
+
+def _render_changes(console: Console, replay: Replay) -> None:
+    for change in replay.changes:
+        _indented(console, 6, f"{change.what}: ", f"{change.before} -> {change.after}")
+
+
+def render_replay(console: Console, replay: Replay) -> None:
+    if replay.problem:
+        console.print(f"[red]✗[/] {escape(replay.problem)}")
+        return
+    for what in ("verdict", "grade", "kills"):
+        same = replay.same(what)
+        mark = "[green]identical[/]" if same else "[red]changed[/]"
+        console.print(f"{what}: {mark}")
+    if replay.key_changes:
+        console.print(
+            f"[yellow]graded under another key[/]: {escape(', '.join(replay.key_changes))} "
+            "differ from the report's"
+        )
+    _render_changes(console, replay)
+    if replay.identical and not replay.key_changes:
+        console.print("[bold green]replayed: the same result, every kill included[/]")
+    else:
+        console.print("[bold red]replayed: not the same[/]")
+
+
+def render_regrade(console: Console, regrade: Regrade) -> None:
+    changed = regrade.changed
+    _whole(
+        console,
+        Text(
+            f"regraded {len(regrade.students)} students of {regrade.out} with the kit installed "
+            f"now, in {regrade.seconds:.1f} s: {len(changed)} would change"
+        ),
+    )
+    for replay in changed:
+        if replay.problem:
+            _indented(console, 2, f"{replay.student}: ", replay.problem, label_style="bold")
+            continue
+        what = ", ".join(w for w in ("verdict", "grade", "kills") if not replay.same(w))
+        keys = ", ".join(replay.key_changes) or "nothing"
+        _indented(
+            console,
+            2,
+            f"{replay.student}: ",
+            f"{what or 'report'} would change (the key's {keys} changed)",
+            label_style="bold",
+        )
+        _render_changes(console, replay)
+    for student, why in regrade.skipped:
+        _indented(console, 2, f"{student}: ", f"not regraded: {why}", label_style="dim")
 
 
 def render_bundle(console: Console, bundle: Bundle) -> None:

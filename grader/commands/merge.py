@@ -1,0 +1,213 @@
+"""``merge``: the graded shards of a class into one graded class, as often as it takes.
+
+The union is by student. A student only one side has is taken as it is. Two
+rows of one student are compared by their key (``grader.provenance``): with
+the same key they must agree, report and gradebook cells alike, timings and
+the class-wide cells aside; if they do not, the row in ``out`` stays, the
+other copy is kept under ``conflicts/`` and the row's ``conflict`` cell names
+it, so nothing is chosen silently. With different keys the row graded later
+wins (on the same second, it is a conflict too). Merging a shard again, or a
+shard already merged, changes nothing: ``merge(merge(a, b), b) == merge(a, b)``.
+Then the class view is drawn over the merged class (``class_view``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.catalog import Chapter
+from grader.commands.check import Limits
+from grader.commands.class_view import ClassView, rebuild_class
+from grader.commands.gradebook import (
+    COLUMNS,
+    CONFLICTS,
+    DERIVED_COLUMNS,
+    GRADEBOOK,
+    SUBMISSIONS,
+    UNSTABLE_COLUMNS,
+    back_up,
+    cell,
+    read_gradebook,
+    report_files,
+    untext,
+    with_cell,
+    write_gradebook,
+)
+from grader.errors import GraderError
+from grader.output.check_json import stable_part
+from grader.output.files import write_atomically
+from grader.roster import RosterEntry
+from grader.sandbox.pool import WorkerPool
+
+
+@dataclass(frozen=True)
+class Conflict:
+    student: str
+    copy: str
+    """Where the disagreeing copy is kept, relative to ``out``."""
+    differs: tuple[str, ...]
+    """What differs: report keys and gradebook columns."""
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    out: Path
+    added: tuple[str, ...]
+    replaced: tuple[str, ...]
+    unchanged: int
+    conflicts: tuple[Conflict, ...]
+    students: int
+    view: ClassView
+    backup: Path | None
+
+
+def merge_outputs(
+    chapter: Chapter,
+    out: Path,
+    shards: Sequence[Path],
+    limits: Limits | None = None,
+    roster: Sequence[RosterEntry] | None = None,
+    canvas: Path | None = None,
+    assignment: str | None = None,
+) -> MergeResult:
+    """Merge each graded folder of ``shards`` into ``out`` (see the module docstring)."""
+    limits = limits or Limits()
+    rows = read_gradebook(out / GRADEBOOK)
+    before = dict(rows)
+    added: list[str] = []
+    replaced: list[str] = []
+    conflicts: list[Conflict] = []
+    unchanged = 0
+    pending: list[tuple[Path, str]] = []
+    for shard in shards:
+        if shard.resolve() == out.resolve():
+            continue
+        theirs = read_gradebook(shard / GRADEBOOK)
+        if not theirs and not (shard / GRADEBOOK).is_file():
+            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
+        new = sorted((key for key in theirs if key not in rows), key=untext)
+        for key in [*(k for k in theirs if k in rows), *new]:
+            cells, student = theirs[key], untext(key)
+            if key not in rows:
+                rows[key] = with_cell(cells, "conflict", "")
+                added.append(student)
+                pending.append((shard, student))
+                continue
+            mine = rows[key]
+            same_key = cell(mine, "key") == cell(cells, "key")
+            if same_key or cell(mine, "graded_at") == cell(cells, "graded_at"):
+                differs = _differences(out, mine, shard, cells)
+                if not differs and same_key:
+                    unchanged += 1
+                    continue
+                found = _keep_conflict(out, shard, cells, differs or ("key",))
+                conflicts.append(found)
+                rows[key] = with_cell(mine, "conflict", _conflict_cell(mine, found.copy))
+            elif cell(cells, "graded_at") > cell(mine, "graded_at"):
+                rows[key] = with_cell(cells, "conflict", "")
+                replaced.append(student)
+                pending.append((shard, student))
+            else:
+                unchanged += 1
+    backup = None
+    if replaced:
+        backup = back_up(out, replaced, bool(before))
+    for shard, student in pending:
+        _copy_student(shard, out, student)
+    if rows != before or not (out / GRADEBOOK).is_file():
+        write_gradebook(out / GRADEBOOK, rows.values())
+    view = rebuild_class(
+        chapter,
+        out,
+        limits,
+        lambda: WorkerPool(minimum=limits.isolation),
+        roster=roster,
+        canvas=canvas,
+        assignment=assignment,
+    )
+    return MergeResult(
+        out,
+        tuple(added),
+        tuple(replaced),
+        unchanged,
+        tuple(conflicts),
+        len(rows),
+        view,
+        backup,
+    )
+
+
+def _report_data(folder: Path, cells: Sequence[str]) -> dict[str, Any] | None:
+    relative = untext(cell(cells, "report"))
+    if not relative:
+        return None
+    try:
+        data: dict[str, Any] = json.loads((folder / relative).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stable_part(data)
+
+
+def _differences(
+    out: Path, mine: Sequence[str], shard: Path, theirs: Sequence[str]
+) -> tuple[str, ...]:
+    """What two rows of one student disagree on: gradebook columns (but the unstable and the
+    class-wide ones), then the keys of their reports."""
+    skipped = {*UNSTABLE_COLUMNS, *DERIVED_COLUMNS}
+    columns = [
+        column
+        for column in COLUMNS
+        if column not in skipped and cell(mine, column) != cell(theirs, column)
+    ]
+    a, b = _report_data(out, mine) or {}, _report_data(shard, theirs) or {}
+    keys = [f"report {key}" for key in dict.fromkeys([*a, *b]) if a.get(key) != b.get(key)]
+    return tuple(columns + keys)
+
+
+def _keep_conflict(
+    out: Path, shard: Path, cells: Sequence[str], differs: Sequence[str]
+) -> Conflict:
+    """Keep the disagreeing copy (its row and report) under ``conflicts/``, named by its
+    content, so that keeping it again changes nothing."""
+    student = untext(cell(cells, "student"))
+    report = _report_data(shard, cells)
+    content = {
+        "row": {c: cell(cells, c) for c in COLUMNS if c not in DERIVED_COLUMNS},
+        "report": report,
+    }
+    text = json.dumps(content, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    relative = f"{CONFLICTS}/{student}-{digest}.json"
+    if not (out / relative).is_file():
+        write_atomically(out / relative, text)
+    return Conflict(student, relative, tuple(differs))
+
+
+def _conflict_cell(cells: Sequence[str], copy: str) -> str:
+    """The conflict cell naming every disagreeing copy kept, each once, in order."""
+    kept = cell(cells, "conflict").split()
+    return " ".join(sorted({*kept, copy}))
+
+
+def _copy_student(shard: Path, out: Path, student: str) -> None:
+    """The student's reports and graded files from ``shard`` into ``out``, in place of any."""
+    for source, target in zip(
+        report_files(shard, student), report_files(out, student), strict=True
+    ):
+        if source.is_file():
+            write_atomically(target, source.read_text(encoding="utf-8"))
+        elif target.is_file():
+            target.unlink()
+    copy, kept = shard / SUBMISSIONS / student, out / SUBMISSIONS / student
+    if kept.is_dir():
+        shutil.rmtree(kept)
+    if copy.is_dir():
+        for path in sorted(copy.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                write_atomically(kept / path.relative_to(copy), path.read_text(encoding="utf-8"))

@@ -1,0 +1,221 @@
+"""``replay`` and ``regrade``: grade a graded submission again and say what changed.
+
+``replay REPORT`` answers a grade inquiry: it grades the files the report
+graded (the copy batch keeps under ``submissions/NAME/``, or a folder given)
+with the settings the report recorded and at the isolation it got, then says
+whether the verdict, the grade and every kill are the same. ``regrade OUT``
+is the release gate: every student of a graded class graded again with the
+kit installed now, and, per student, whose verdict, grade, course tests or
+kills would change, and which part of the key (``grader.provenance``) moved.
+Neither writes anything.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.catalog import Chapter
+from grader.commands.check import Limits, check, limits_from_settings
+from grader.commands.gradebook import GRADEBOOK, SUBMISSIONS, cell, read_gradebook, untext
+from grader.errors import GraderError
+from grader.locate import RefusedSubmission, locate
+from grader.output.check_json import SCHEMA_VERSION, report_to_dict, stable_part
+from grader.provenance import key_from_dict
+from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.pool import WorkerPool
+
+
+@dataclass(frozen=True)
+class Change:
+    """One thing that differs between the report kept and the grading now."""
+
+    what: str
+    """``verdict``, ``grade``, ``course test NAME``, ``mutant ID``, or another report key."""
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Replay:
+    student: str
+    changes: tuple[Change, ...]
+    key_changes: tuple[str, ...]
+    """The parts of the key that differ (``chapter``, ``code``, ``isolation``...)."""
+    problem: str = ""
+    """Why the student could not be graded again (nothing else is then said)."""
+
+    @property
+    def identical(self) -> bool:
+        return not self.changes and not self.problem
+
+    def same(self, what: str) -> bool:
+        """Whether nothing of ``what`` changed: ``verdict``, ``grade`` or ``kills``."""
+        prefix = "mutant " if what == "kills" else what
+        return not any(change.what.startswith(prefix) for change in self.changes)
+
+
+def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> tuple[Change, ...]:
+    """What differs between two reports' data, timings aside: the verdict, the grade, each
+    course test, each mutant (its status and killers), then any other key."""
+    changes: list[Change] = []
+
+    def note(what: str, a: Any, b: Any) -> None:
+        if a != b:
+            changes.append(Change(what, _shown(a), _shown(b)))
+
+    note("verdict", before.get("verdict"), after.get("verdict"))
+    note("grade", before.get("grade", {}).get("points"), after.get("grade", {}).get("points"))
+    old_course = before.get("course_tests", {}).get("results", {})
+    new_course = after.get("course_tests", {}).get("results", {})
+    for name in dict.fromkeys([*old_course, *new_course]):
+        note(f"course test {name}", old_course.get(name), new_course.get(name))
+    old_mutants = (before.get("mutation") or {}).get("mutants", {})
+    new_mutants = (after.get("mutation") or {}).get("mutants", {})
+    for mutant in dict.fromkeys([*old_mutants, *new_mutants]):
+        note(f"mutant {mutant}", _kill(old_mutants.get(mutant)), _kill(new_mutants.get(mutant)))
+    said = {"verdict", "grade", "course_tests", "mutation", "provenance", "schema_version"}
+    said |= {"kit_version", "isolation"}  # parts of the key, said as key changes
+    a, b = stable_part(before), stable_part(after)
+    for key in dict.fromkeys([*a, *b]):
+        if key not in said:
+            note(key, a.get(key), b.get(key))
+    if a.get("course_tests") != b.get("course_tests") and not any(
+        c.what.startswith("course test ") for c in changes
+    ):
+        note("course_tests", a.get("course_tests"), b.get("course_tests"))
+    if a.get("mutation") != b.get("mutation") and not any(
+        c.what.startswith("mutant ") for c in changes
+    ):
+        note("mutation", a.get("mutation"), b.get("mutation"))
+    return tuple(changes)
+
+
+def _kill(mutant: dict[str, Any] | None) -> str | None:
+    if mutant is None:
+        return None
+    killers = ", ".join(mutant.get("killed_by", ()))
+    return f"{mutant.get('status')}" + (f" by {killers}" if killers else "")
+
+
+def _shown(value: Any) -> str:
+    if value is None or isinstance(value, str):
+        return "none" if value is None else value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _key_changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[str, ...]:
+    old, new = before.get("provenance"), after.get("provenance")
+    if not old or not new:
+        return ("key",) if old != new else ()
+    return tuple(key_from_dict(old).differences(key_from_dict(new)))
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """A JSON report of this kit, with what replays it; one line on what is wrong otherwise."""
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise GraderError(f"cannot read the report {path}: {error}") from error
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        raise GraderError(
+            f"{path} is not a report of schema version {SCHEMA_VERSION}: an older kit wrote "
+            "it without what replays it"
+        )
+    if not data.get("provenance"):
+        raise GraderError(f"{path} records no provenance: nothing says how to grade it again")
+    return data
+
+
+def regrade_one(
+    chapter: Chapter,
+    before: dict[str, Any],
+    folder: Path,
+    limits: Limits,
+    pool: WorkerPool,
+) -> tuple[tuple[Change, ...], tuple[str, ...]]:
+    """Grade ``folder`` again under ``limits`` and compare with the report data ``before``."""
+    located = locate(chapter, folder)
+    report = check(located, folder, limits, pool=pool)
+    after = report_to_dict(report, chapter)
+    return compare_reports(before, after), _key_changes(before, after)
+
+
+def replay_report(chapter: Chapter, path: Path, submission: Path | None = None) -> Replay:
+    """Grade what the report at ``path`` graded, exactly as it was graded (module docstring).
+
+    ``submission`` defaults to the copy a batch keeps: ``OUT/submissions/NAME/`` beside
+    ``OUT/students/NAME.json``.
+    """
+    before = read_report(path)
+    student = path.stem
+    folder = submission or path.parent.parent / SUBMISSIONS / student
+    if not folder.is_dir():
+        raise GraderError(
+            f"{folder} does not exist: pass the folder that was graded with --submission"
+        )
+    provenance = before["provenance"]
+    isolation: IsolationLevel = provenance["isolation"]
+    limits = limits_from_settings(provenance["run_settings"], isolation)
+    with WorkerPool(minimum=isolation, at_most=isolation) as pool:
+        try:
+            changes, keys = regrade_one(chapter, before, folder, limits, pool)
+        except RefusedSubmission as refused:
+            return Replay(student, (), (), refused.message)
+    return Replay(student, changes, keys)
+
+
+@dataclass(frozen=True)
+class Regrade:
+    out: Path
+    students: tuple[Replay, ...]
+    skipped: tuple[tuple[str, str], ...]
+    """Students not graded again, each with why (no report: refused before grading)."""
+    seconds: float
+
+    @property
+    def changed(self) -> tuple[Replay, ...]:
+        return tuple(s for s in self.students if not s.identical)
+
+
+def regrade_class(
+    chapter: Chapter, out: Path, jobs: int = 2, isolation: IsolationLevel = "none"
+) -> Regrade:
+    """Every student of the class in ``out`` graded again with the kit installed now, under the
+    settings each report recorded; ``out`` is only read."""
+    started = time.monotonic()
+    rows = read_gradebook(out / GRADEBOOK)
+    if not rows:
+        raise GraderError(f"{out} holds no gradebook: pass the --out folder of a batch")
+    todo: list[tuple[str, dict[str, Any], Path]] = []
+    skipped: list[tuple[str, str]] = []
+    for key, cells in rows.items():
+        student = untext(key)
+        relative = untext(cell(cells, "report"))
+        if not relative:
+            skipped.append((student, "no report: refused or not graded"))
+            continue
+        try:
+            before = read_report(out / relative)
+        except GraderError as error:
+            skipped.append((student, error.message))
+            continue
+        todo.append((student, before, out / SUBMISSIONS / student))
+    with WorkerPool(minimum=isolation) as pool, ThreadPoolExecutor(max(1, jobs)) as threads:
+
+        def again(student: str, before: dict[str, Any], folder: Path) -> Replay:
+            run_settings = before["provenance"]["run_settings"]
+            limits = limits_from_settings(run_settings, isolation)
+            try:
+                changes, keys = regrade_one(chapter, before, folder, limits, pool)
+            except RefusedSubmission as refused:
+                return Replay(student, (), (), refused.message)
+            return Replay(student, changes, keys)
+
+        futures = [threads.submit(again, *item) for item in todo]
+        students = tuple(future.result() for future in futures)
+    return Regrade(out, students, tuple(skipped), round(time.monotonic() - started, 3))
