@@ -143,7 +143,9 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     render_check(console, chapter, report)
     if args.json:
         write_atomically(args.json, report_to_json(report, chapter))
-    files = ReportFiles(args.gradescope, args.junit, args.mutation_report, args.html)
+    files = ReportFiles(
+        args.gradescope, args.junit, args.mutation_report, args.html, args.classroom
+    )
     write_reports(chapter, report, files)
     append_step_summary(chapter, report)
     return EXIT_PASS if report.verdict == "pass" else EXIT_FAIL
@@ -459,6 +461,12 @@ def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
         "--gradescope", type=Path, metavar="FILE", help="also write a Gradescope results.json"
     )
     sub.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
+    sub.add_argument(
+        "--classroom",
+        type=Path,
+        metavar="FILE",
+        help="also write the points for GitHub Classroom's autograding reporter (base64 JSON)",
+    )
     sub.add_argument(
         "--html", type=Path, metavar="FILE", help="also write the mutation report as a web page"
     )

@@ -18,6 +18,7 @@ talk the grader into a pass does not.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -52,6 +53,7 @@ GRADESCOPE_SCHEMA = KIT / "grader" / "output" / "schemas" / "gradescope-results.
 INSTALL_STEP = "Install the grader"
 PATH_STEP = "Put the grader on the PATH"
 GRADE_STEP = "Grade"
+POINTS_STEP = "Read the points"
 
 
 def gradescope_validator() -> jsonschema.Draft202012Validator:
@@ -245,7 +247,8 @@ def test_the_workflow_pins_the_kit_and_reads_nothing_else() -> None:
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     student_wheel = r"ds07-grader @ https://\S+/ds07_grader-[\w.]+\+student-py3-none-any\.whl"
     assert re.fullmatch(student_wheel, workflow["env"]["GRADER_PACKAGE"])
-    assert workflow["permissions"] == {"contents": "read"}
+    # checks: write and actions: read only for GitHub Classroom's reporter, which writes points
+    assert workflow["permissions"] == {"contents": "read", "checks": "write", "actions": "read"}
     steps = {step["name"]: step for step in workflow["jobs"]["grade"]["steps"]}
     checkout = steps["Check out the submission"]["with"]
     assert checkout["persist-credentials"] is False and checkout["path"] == "student"
@@ -282,11 +285,17 @@ class WorkflowRun:
     summary: str
     uploaded: Path | None
     output: str
+    points: tuple[float, float] | None = None
+    """What GitHub Classroom's reporter would add up: score and maximum."""
 
 
 RUNS_UNLESS_FAILED = {None}
 """Conditions under which a step runs here unless an earlier one failed."""
-RUNS_ALWAYS = {"always()": True, "always() && env.GRADER_JUNIT_CHECK == 'true'": False}
+RUNS_ALWAYS = {
+    "always()": True,
+    "always() && env.GRADER_JUNIT_CHECK == 'true'": False,
+    "always() && steps.points.outputs.result != ''": True,
+}
 """Conditions under which a step runs even after a failure, with whether it runs here: the
 JUnit check run is off as the workflow ships."""
 
@@ -319,7 +328,7 @@ def run_workflow(repository: Path, tmp: Path, runner_user: int | None = None) ->
     workspace, runner_temp, home = tmp / "workspace", tmp / "runner", tmp / "home"
     for folder in (workspace, runner_temp, home):
         folder.mkdir()
-    summary, github_path = tmp / "summary.md", tmp / "github_path"
+    summary, github_path, outputs = tmp / "summary.md", tmp / "github_path", tmp / "outputs"
     summary.touch()
     github_path.touch()
     stand_ins = tmp / "bin"
@@ -354,12 +363,15 @@ def run_workflow(repository: Path, tmp: Path, runner_user: int | None = None) ->
         "RUNNER_TEMP": str(runner_temp),
         "GITHUB_STEP_SUMMARY": str(summary),
         "GITHUB_PATH": str(github_path),
+        "GITHUB_OUTPUT": str(outputs),
         **{name: expand(str(text)) for name, text in variables.items()},
     }
     codes: dict[str, int] = {}
     uploaded: Path | None = None
+    points: tuple[float, float] | None = None
     output = ""
     failed = False
+    contexts["steps.points.outputs.result"] = ""
     for step in job["steps"]:
         condition = step.get("if")
         assert condition in RUNS_UNLESS_FAILED or condition in RUNS_ALWAYS, step
@@ -378,6 +390,12 @@ def run_workflow(repository: Path, tmp: Path, runner_user: int | None = None) ->
             pass  # this machine's Python
         elif action == "actions/upload-artifact":
             uploaded = Path(settings["path"])
+        elif action == "classroom-resources/autograding-grading-reporter":
+            # The reporter: each runner's result from <RUNNER>_RESULTS, base64 JSON, added up.
+            (runner,) = settings["runners"].split(",")
+            encoded = expand(step["env"][f"{runner.strip().upper()}_RESULTS"])
+            result = json.loads(base64.b64decode(encoded))
+            points = (sum(test["score"] for test in result["tests"]), result["max_score"])
         elif step["name"] == INSTALL_STEP:  # the kit under test stands in for the pinned one
             (runner_temp / "grader-venv").symlink_to(Path(sys.executable).parent.parent)
         else:
@@ -401,8 +419,13 @@ def run_workflow(repository: Path, tmp: Path, runner_user: int | None = None) ->
             )
             codes[step["name"]] = done.returncode
             output += done.stdout + done.stderr
+            for line in (
+                outputs.read_text(encoding="utf-8").splitlines() if outputs.exists() else []
+            ):
+                name, _, value = line.partition("=")
+                contexts[f"steps.{step.get('id')}.outputs.{name}"] = value
             failed = failed or done.returncode != 0
-    return WorkflowRun(codes, summary.read_text(encoding="utf-8"), uploaded, output)
+    return WorkflowRun(codes, summary.read_text(encoding="utf-8"), uploaded, output, points)
 
 
 NOBODY = 65534
@@ -426,7 +449,8 @@ def test_the_workflow_grades_a_push(tmp_path: Path) -> None:
 
 def check_the_push(run: WorkflowRun, as_root: bool) -> None:
     """A pass, its summary, every report uploaded and, as root, each readable by nobody."""
-    assert run.codes == {PATH_STEP: 0, GRADE_STEP: 0}, run.output[-3000:]
+    assert run.codes == {PATH_STEP: 0, GRADE_STEP: 0, POINTS_STEP: 0}, run.output[-3000:]
+    assert run.points == (100, 100)  # what GitHub Classroom shows
     assert run.summary.startswith("## ✅ ds.07: PASS\n")
     assert "| grade | 100 / 100 |" in run.summary
     assert run.uploaded is not None
@@ -437,6 +461,7 @@ def check_the_push(run: WorkflowRun, as_root: bool) -> None:
         "results.json",
         "mutation-report.json",
         "mutation-report.html",
+        "classroom-result.txt",
     }
     if as_root:
         for report in sorted(run.uploaded.iterdir()):
@@ -476,7 +501,8 @@ def test_a_repository_cannot_talk_the_grader_into_a_pass(tmp_path: Path) -> None
     (shadow / "__main__.py").write_text("print('PASS')\n", encoding="utf-8")
     (shadow / "cli.py").write_text("def main():\n    print('PASS')\n    return 0\n", "utf-8")
     run = run_workflow(repository, tmp_path)
-    assert run.codes == {PATH_STEP: 0, GRADE_STEP: 1}
+    assert run.codes == {PATH_STEP: 0, GRADE_STEP: 1, POINTS_STEP: 0}
+    assert run.points == (0, 100)
     assert run.summary.startswith("## ❌ ds.07: FAIL")
     assert "| course tests on `radix.py` | 0/11 passed |" in run.summary
     assert run.uploaded is not None and (run.uploaded / "junit.xml").is_file()

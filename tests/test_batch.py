@@ -185,6 +185,7 @@ def test_a_regrade_into_the_same_folder_keeps_every_row(
         rows = {row["student"].lstrip("'"): row for row in csv.DictReader(stream)}
     assert list(rows) == list(STUDENTS)
     assert (rows["bob"]["verdict"], rows["bob"]["grade"]) == ("pass", "100")
+
     def graded(row: dict[str, str]) -> dict[str, str]:  # flags are drawn over the class
         return {column: cell for column, cell in row.items() if column != "flags"}
 
@@ -212,13 +213,13 @@ def test_an_interrupted_regrade_loses_no_row(
 
     def grade_one(
         chapter: Any, folder: Path, name: str, *rest: Any
-    ) -> tuple[grader.commands.batch.BatchRow, None]:
+    ) -> tuple[grader.commands.batch.BatchRow, None, tuple[None, None]]:
         if name == "zed":
             raise KeyboardInterrupt
         row = grader.commands.batch.BatchRow(
             name, "fail", 1.5, 0, 11, None, None, None, (), "x", ""
         )
-        return row, None
+        return row, None, (None, None)
 
     monkeypatch.setattr(grader.commands.batch, "_grade_one", grade_one)
     folders = [tmp_path / "alice", tmp_path / "zed"]

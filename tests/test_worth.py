@@ -45,7 +45,7 @@ def test_each_test_is_shown_with_its_kills(
     assert grader.cli.main(arguments) == EXIT_FAIL
     report = json.loads(report_file.read_text(encoding="utf-8"))
     jsonschema.validate(report, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     assert report["mutation"]["worth"] == {
         SPLIT: {"kills": ["s05"], "covered_by": [REINSERT, AGAIN]},
         "test_match_splits_inside_an_edge": {"kills": ["s02"], "covered_by": []},

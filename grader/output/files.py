@@ -4,7 +4,8 @@
 - ``junit``: JUnit XML, which every CI shows natively;
 - ``mutation_report``: the mutation testing report format (schemaVersion 2)
   of Stryker and others, and ``html``: that report in its viewer, one page;
-- ``summary``: the Markdown of a GitHub Actions job summary.
+- ``summary``: the Markdown of a GitHub Actions job summary;
+- ``classroom``: the result GitHub Classroom's autograding reporter reads.
 
 ``wording`` holds the sentences they share. Each format is a pure function of
 the chapter and the ``CheckReport``; ``write_reports`` writes the ones asked for.
@@ -21,6 +22,7 @@ from typing import Literal
 
 from grader.catalog import Chapter
 from grader.commands.check import CheckReport
+from grader.output.classroom import classroom_encoded
 from grader.output.gradescope import gradescope_json
 from grader.output.html import mutation_report_html, summary_header
 from grader.output.junit import report_to_junit
@@ -37,6 +39,7 @@ class ReportFiles:
     junit: Path | None = None
     mutation_report: Path | None = None
     html: Path | None = None
+    classroom: Path | None = None
 
 
 def with_mutant_titles(chapter: Chapter, choice: TitleChoice) -> Chapter:
@@ -52,6 +55,8 @@ def write_reports(chapter: Chapter, report: CheckReport, files: ReportFiles) -> 
         write_atomically(files.gradescope, gradescope_json(chapter, report))
     if files.junit is not None:
         write_atomically(files.junit, report_to_junit(chapter, report))
+    if files.classroom is not None:
+        write_atomically(files.classroom, classroom_encoded(chapter, report))
     if files.mutation_report is None and files.html is None:
         return
     data = mutation_report(chapter, report)  # one report for both: it patches every mutant
