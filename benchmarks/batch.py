@@ -29,6 +29,14 @@ for no copies). The batch's time includes what it does after grading: looking
 for copies (here the model answers are copies of the model answer, so the model
 answer's own mutant run is part of it) and drawing the class report.
 
+Then the class as ``--shards`` shards (``grader batch --shard K/N``), one
+after another as separate machines would grade them, and their merge: each
+shard's wall time, the start-up overhead every shard pays whatever its size
+(an interpreter importing the grader, then a batch of nobody: its warm
+workers started and stopped, the class view drawn; the kit's install
+excluded), the merge's time, and the throughput per core, of the batch and
+of the shards (submissions per minute, divided by the cores used).
+
 Then the similarity phase alone, for a class of ``--class-size`` students
 (200): each student's radix.py and test file are a disguised variant
 (``tests/disguise.py``: renamed, reordered, re-laid out) of one of the kit's
@@ -44,6 +52,7 @@ import argparse
 import dataclasses
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,6 +68,8 @@ from disguise import disguise  # noqa: E402
 from grader.catalog import Chapter, load_chapter  # noqa: E402
 from grader.commands.batch import BatchRow, grade_batch, row_of  # noqa: E402
 from grader.commands.check import CheckReport, Limits, check  # noqa: E402
+from grader.commands.manifest import build_manifest, shard  # noqa: E402
+from grader.commands.merge import merge_outputs  # noqa: E402
 from grader.similarity import (  # noqa: E402
     MODEL_ANSWER,
     REFERENCE,
@@ -113,6 +124,40 @@ def as_a_batch(
     return time.perf_counter() - started, cpu_seconds() - cpu, rows, result.similarity_seconds
 
 
+def shard_start_up(root: Path) -> tuple[float, float]:
+    """What a shard pays before and after its runs: an interpreter importing the grader, and
+    a batch of nobody (workers started and stopped, an empty class drawn)."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "grader", "--version"], check=True, capture_output=True)
+    interpreter = time.perf_counter() - started
+    started = time.perf_counter()
+    grade_batch(load_chapter(), [], root / "nobody", LIMITS)
+    return interpreter, time.perf_counter() - started
+
+
+def as_shards(folders: list[Path], root: Path, count: int, jobs: int) -> tuple[list[float], float]:
+    """The class graded as ``count`` shards, one after another, then merged: each shard's
+    wall seconds, and the merge's."""
+    chapter = load_chapter()
+    manifest = build_manifest(chapter, folders, [f.name for f in folders])
+    walls = []
+    for index in range(count):
+        entries = shard(manifest, index, count)
+        started = time.perf_counter()
+        grade_batch(
+            chapter,
+            [e.folder for e in entries],
+            root / f"shard-{index}",
+            LIMITS,
+            jobs,
+            names=[e.student for e in entries],
+        )
+        walls.append(time.perf_counter() - started)
+    started = time.perf_counter()
+    merge_outputs(chapter, root / "merged", [root / f"shard-{i}" for i in range(count)], LIMITS)
+    return walls, time.perf_counter() - started
+
+
 def a_class_of(
     size: int, chapter: Chapter, kills: dict[str, dict[str, tuple[str, ...]]]
 ) -> list[ClassFile]:
@@ -165,6 +210,7 @@ def main() -> int:
     parser.add_argument(
         "--class-size", type=int, default=200, help="students in the similarity phase's class"
     )
+    parser.add_argument("--shards", type=int, default=2, help="shards the class is split into")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grader-batch-bench-") as temporary:
         root = Path(temporary)
@@ -172,6 +218,8 @@ def main() -> int:
         load_before = os.getloadavg()[0]
         sequential, sequential_cpu, reports = one_after_another(folders)
         batched, batched_cpu, rows, comparing = as_a_batch(folders, root / "out", args.jobs)
+        interpreter, empty_batch = shard_start_up(root)
+        shard_walls, merging = as_shards(folders, root, args.shards, args.jobs)
         load_after = os.getloadavg()[0]
     chapter = load_chapter()
     same = rows == [row_of(chapter, f.name, r, "") for f, r in zip(folders, reports, strict=True)]
@@ -195,6 +243,20 @@ def main() -> int:
     print(f"load average before/after: {load_before:.1f}/{load_after:.1f}")
     print(f"same gradebook rows both ways: {'yes' if same else 'NO'}")
     print(f"of the batch's time, looking for copies: {comparing:.2f} s")
+    per_core = count / batched * 60 / cores
+    print(f"throughput per core, one batch: {per_core:.2f} submissions per minute")
+    overhead = interpreter + empty_batch
+    print(
+        f"per-shard start-up overhead (install excluded): {overhead:.2f} s "
+        f"({interpreter:.2f} s interpreter and imports, {empty_batch:.2f} s a batch of nobody)"
+    )
+    shown = ", ".join(f"{wall:.1f}" for wall in shard_walls)
+    total = sum(shard_walls)
+    print(
+        f"{args.shards} shards one after another: {shown} s, merge {merging:.2f} s; "
+        f"throughput per core {count / (total + merging) * 60 / cores:.2f} submissions per "
+        f"minute ({overhead * args.shards / (total + merging):.1%} of it start-up)"
+    )
     if count >= 2:
         seconds, cpu, compared, flagged = similarity_phase(args.class_size, reports)
         per_check = sequential / count

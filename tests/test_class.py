@@ -244,6 +244,10 @@ def test_reasons_are_shared_between_students() -> None:
     assert reason_of("tests/t.py line 4: import of os is not allowed", []) == (
         "import of os is not allowed"
     )
+    # A colon inside brackets is the reason's own: it is never cut there.
+    pathlib = "import of 'pathlib' is not allowed (allowed: collections, copy, 'a: b')"
+    assert reason_of(f"tests/t.py line 3: {pathlib}", []) == pathlib
+    assert reason_of(f"tests/t.py line 3: {pathlib}: detail", []) == pathlib
     missing = "tests/test_ds07_radix.py is missing from /tmp/x/eve: create it"
     assert (
         reason_of(missing, []) == "tests/test_ds07_radix.py is missing from the submission folder"
