@@ -36,6 +36,11 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def text_digest(text: str) -> str:
+    """The SHA-256 of ``text`` in UTF-8, as hex: this module is the one home of content hashes."""
+    return _sha256(text.encode())
+
+
 def canonical(value: Any) -> bytes:
     """``value`` as canonical JSON bytes (sorted keys, no spaces): the form every hash reads."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()

@@ -212,9 +212,22 @@ def _frozen_or_plain(node: ast.ClassDef) -> bool:
     return True
 
 
+def content_hashes_outside_provenance(modules: list[Module]) -> list[str]:
+    """One home for the digests a result is keyed by: only ``grader.provenance`` imports
+    ``hashlib``, so a regrade cache, a merge and a replay all hash the same way."""
+    return [
+        f"{where(module, node)} imports {imported}"
+        for module in modules
+        if module.name != "grader.provenance"
+        for node, imported, _ in module.imports()
+        if imported == "hashlib"
+    ]
+
+
 RULES = {
     rule.__name__: rule
     for rule in (
+        content_hashes_outside_provenance,
         terminal_outside_entry_points,
         processes_outside_the_sandbox,
         entry_points_imported,
@@ -225,6 +238,8 @@ RULES = {
 }
 
 BREAKING = [
+    ("content_hashes_outside_provenance", "grader.commands.x", "import hashlib"),
+    ("content_hashes_outside_provenance", "grader.output.x", "from hashlib import sha256"),
     ("terminal_outside_entry_points", "grader.commands.x", "from grader.output import terminal"),
     ("terminal_outside_entry_points", "grader.output.junit", "from rich.console import Console"),
     ("processes_outside_the_sandbox", "grader.commands.x", "import subprocess"),

@@ -14,6 +14,7 @@ gradebook (``grader.commands.class_view``).
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -248,7 +249,11 @@ def _now() -> str:
 
 def _keep_files(copy: Path, report: CheckReport, folder: Path) -> Kept:
     """Copy the files ``report`` graded from ``folder`` to ``copy``, at the same places, so
-    that the class can be compared, replayed and regraded from ``out`` alone."""
+    that the class can be compared, replayed and regraded from ``out`` alone (an earlier
+    copy is replaced whole: a file left from it could make two candidates)."""
+    if copy.is_dir():
+        shutil.rmtree(copy)
+    copy.mkdir(parents=True)
     texts: list[str | None] = []
     for label in ("implementation", "tests"):
         relative = report.files.get(label)

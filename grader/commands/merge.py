@@ -13,7 +13,6 @@ Then the class view is drawn over the merged class (``class_view``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections.abc import Sequence
@@ -42,6 +41,7 @@ from grader.commands.gradebook import (
 from grader.errors import GraderError
 from grader.output.check_json import stable_part
 from grader.output.files import write_atomically
+from grader.provenance import text_digest
 from grader.roster import RosterEntry
 from grader.sandbox.pool import WorkerPool
 
@@ -182,7 +182,7 @@ def _keep_conflict(
         "report": report,
     }
     text = json.dumps(content, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    digest = text_digest(text)[:12]
     relative = f"{CONFLICTS}/{student}-{digest}.json"
     if not (out / relative).is_file():
         write_atomically(out / relative, text)
@@ -208,6 +208,7 @@ def _copy_student(shard: Path, out: Path, student: str) -> None:
     if kept.is_dir():
         shutil.rmtree(kept)
     if copy.is_dir():
+        kept.mkdir(parents=True)
         for path in sorted(copy.rglob("*")):
             if path.is_file() and not path.is_symlink():
                 write_atomically(kept / path.relative_to(copy), path.read_text(encoding="utf-8"))

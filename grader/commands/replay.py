@@ -142,6 +142,11 @@ def regrade_one(
     located = locate(chapter, folder)
     report = check(located, folder, limits, pool=pool)
     after = report_to_dict(report, chapter)
+    graded = str(before["provenance"].get("folder", ""))
+    if graded and graded != str(folder):  # a message naming the folder names the one graded
+        text = json.dumps(after, ensure_ascii=False)
+        text = text.replace(json.dumps(str(folder))[1:-1], json.dumps(graded)[1:-1])
+        after = json.loads(text)
     return compare_reports(before, after), _key_changes(before, after)
 
 

@@ -99,7 +99,12 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         ],
         "provenance": None
         if report.key is None
-        else {"key": report.key.digest, **report.key.as_dict(), "run_settings": report.settings},
+        else {
+            "key": report.key.digest,
+            **report.key.as_dict(),
+            "run_settings": report.settings,
+            "folder": report.submission,
+        },
         "timings": dict(report.timings),
         "graded_at": report.graded_at,
     }
@@ -123,7 +128,7 @@ def report_from_dict(data: dict[str, Any]) -> CheckReport:
     provenance = data.get("provenance")
     return CheckReport(
         chapter=data["chapter"],
-        submission="",
+        submission=str(provenance.get("folder", "")) if provenance else "",
         course_tests=CourseTestsResult(
             dict(course["results"]), dict(course["failures"]), course["problem"]
         ),
