@@ -91,9 +91,8 @@ def merge_outputs(
         theirs = read_gradebook(shard / GRADEBOOK)
         if not theirs and not (shard / GRADEBOOK).is_file():
             raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
-        new = sorted((key for key in theirs if key not in rows), key=untext)
-        for key in [*(k for k in theirs if k in rows), *new]:
-            cells, student = theirs[key], untext(key)
+        for key, cells in theirs.items():
+            student = untext(key)
             if key not in rows:
                 rows[key] = with_cell(cells, "conflict", "")
                 added.append(student)
@@ -115,6 +114,8 @@ def merge_outputs(
                 pending.append((shard, student))
             else:
                 unchanged += 1
+    new = sorted((key for key in rows if key not in before), key=untext)
+    rows = {key: rows[key] for key in [*before, *new]}  # new students by name, as a manifest
     backup = None
     if replaced:
         backup = back_up(out, replaced, bool(before))
