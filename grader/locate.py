@@ -39,7 +39,9 @@ SKIPPED = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
 KIT_CONTENT = frozenset({"reference", "student", "course_tests", "mutants", "wheats"})
 """The kit's content folders: the model answer, the stub, the course tests, the patches.
 A file in one of them is the kit's, never the student's, wherever it lies."""
-KIT_MACHINERY = frozenset({"tests", "benchmarks", "tools", "grader", "ci", "autograder", "chapter"})
+KIT_MACHINERY = frozenset(
+    {"tests", "benchmarks", "tools", "grader", "deploy", "ci", "autograder", "chapter"}
+)
 """The other folders a copy of the kit holds (its own suite, fixtures and hostile cases
 included); skipped only inside a folder that holds the kit's catalog."""
 KIT_MARKERS = frozenset(PurePosixPath(path) for path in CHAPTERS.values())

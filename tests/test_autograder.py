@@ -6,7 +6,7 @@ then runs for real against a temporary folder laid out like ``/autograder``
 and ``run_autograder`` grades a submission with that install and writes
 ``results/results.json``, held to the Gradescope schema.
 
-GitHub: ``ci/github/grade.yml`` is held to GitHub's workflow schema (the one
+GitHub: ``deploy/github/grade.yml`` is held to GitHub's workflow schema (the one
 SchemaStore publishes, vendored by check-jsonschema), then its steps run here
 in order, as a runner would: ``run`` steps in bash with the runner's
 variables; ``actions/checkout`` copies the student's repository; the
@@ -47,7 +47,7 @@ from grader.submission import start_submission
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[1]
-WORKFLOW = KIT / "ci" / "github" / "grade.yml"
+WORKFLOW = KIT / "deploy" / "github" / "grade.yml"
 ACTIONLINT = Path(__file__).with_name("actionlint.cjs")
 GRADESCOPE_SCHEMA = KIT / "grader" / "output" / "schemas" / "gradescope-results.schema.json"
 INSTALL_STEP = "Install the grader"
@@ -184,7 +184,7 @@ def test_the_bundle_needs_a_source_checkout(tmp_path: Path) -> None:
 def test_the_scripts_pass_shellcheck() -> None:
     if shutil.which("shellcheck") is None:
         pytest.skip("no shellcheck installed (Debian: apt-get install shellcheck)")
-    scripts = [str(KIT / "autograder" / name) for name in ("setup.sh", "run_autograder")]
+    scripts = [str(KIT / "deploy" / "gradescope" / name) for name in ("setup.sh", "run_autograder")]
     done = subprocess.run(["shellcheck", *scripts], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout
 

@@ -7,7 +7,7 @@ schemas, so nothing is fetched); then to the kit's rules: one shard per index,
 the shard count equal to ``completions``, exit codes 1 and 2 never retried.
 
 GitHub: ``deploy/github/grade-class.yml`` is held to GitHub's workflow schema
-and linted by actionlint, as ``ci/github/grade.yml`` is; its grade step's
+and linted by actionlint, as ``deploy/github/grade.yml`` is; its grade step's
 retry loop then runs here against a stand-in grader that exits with the codes
 a test chooses.
 """

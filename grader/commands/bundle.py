@@ -1,7 +1,7 @@
 """The Gradescope autograder zip (``grader gradescope-bundle``).
 
 The zip holds, at its root, ``setup.sh`` and ``run_autograder`` (from the
-kit's ``autograder/`` folder), the kit's source as ``kit/``, and
+kit's ``deploy/gradescope/`` folder), the kit's source as ``kit/``, and
 ``constraints.txt``, which pins the kit's dependencies at the versions of the
 environment that built the zip, so the image grades with what staff tested.
 Gradescope runs ``setup.sh`` once to build its image (it installs the kit into
@@ -30,6 +30,8 @@ from grader.catalog import kit_root
 from grader.errors import GraderError
 
 SCRIPTS = ("setup.sh", "run_autograder")
+GRADESCOPE = Path("deploy") / "gradescope"
+"""Where the scripts lie in the kit's repository."""
 BUILD_PARTS = ("pyproject.toml", "README.md", "grader")
 """What building the kit's wheel needs besides the content folders ``pyproject.toml``
 force-includes (``kit_parts`` reads those, so a folder added there is carried too)."""
@@ -49,10 +51,10 @@ class Bundle:
 def build_bundle(output: Path, root: Path | None = None) -> Bundle:
     """Write the autograder zip to ``output`` from the kit's source checkout at ``root``."""
     root = root or kit_root()
-    if not (root / "pyproject.toml").is_file() or not (root / "autograder").is_dir():
+    if not (root / "pyproject.toml").is_file() or not (root / GRADESCOPE).is_dir():
         raise GraderError(
             f"{root} is not the kit's source checkout: run gradescope-bundle from a clone of the "
-            "course's kit repository (with pyproject.toml and autograder/)"
+            "course's kit repository (with pyproject.toml and deploy/gradescope/)"
         )
     constraints = pinned_dependencies()
     names: list[str] = []
@@ -61,7 +63,7 @@ def build_bundle(output: Path, root: Path | None = None) -> Bundle:
     try:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as bundle:
             for script in SCRIPTS:
-                _add(bundle, root / "autograder" / script, script, EXECUTABLE)
+                _add(bundle, root / GRADESCOPE / script, script, EXECUTABLE)
                 names.append(script)
             for path in kit_files(root):
                 name = "kit/" + path.relative_to(root).as_posix()
