@@ -211,6 +211,8 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
     if args.shard is None and args.manifest is None:
+        if not args.folders:
+            raise GraderError("give the submission folders, or --manifest FILE")
         folders, names = list(args.folders), student_names(args.folders)
     else:
         manifest = _class_manifest(args, chapter)

@@ -27,8 +27,10 @@ from conftest import ReusedRuns, make_submission
 
 import grader.cli
 from grader.catalog import load_chapter
+from grader.commands.batch import student_names
 from grader.commands.gradebook import COLUMNS, UNSTABLE_COLUMNS
 from grader.commands.manifest import Entry, Manifest, parse_shard, shard
+from grader.commands.merge import merge_outputs
 from grader.commands.replay import regrade_class
 from grader.errors import EXIT_FAIL, EXIT_PASS, GraderError
 from grader.output.check_json import stable_part
@@ -306,3 +308,17 @@ def test_the_batch_table_fits_80_columns(graded: dict[str, Any]) -> None:
     table = [line for line in shown.splitlines() if set(line) & set("┃│┏┗━─")]
     assert len(table) > len(STUDENTS) and all(len(line) <= 80 for line in table)
     assert "found 2 files named radix.py" in " ".join(shown.split())
+
+
+def test_a_name_that_would_leave_the_class_is_refused(tmp_path: Path) -> None:
+    """A folder named ``..`` (``class/..``) or a gradebook row naming ``../x`` would make the
+    batch or the merge write, or remove, outside the class: refused with one line."""
+    with pytest.raises(GraderError, match="cannot be a student's name"):
+        student_names([tmp_path / "class" / ".."])
+    shard_out = tmp_path / "shard"
+    shard_out.mkdir()
+    header = ",".join(COLUMNS)
+    (shard_out / "gradebook.csv").write_text(f"{header}\n../evil,fail,0\n", encoding="utf-8")
+    with pytest.raises(GraderError, match="cannot be a student's name"):
+        merge_outputs(CHAPTER, tmp_path / "out", [shard_out])
+    assert not (tmp_path / "evil.json").exists() and not (tmp_path / "out").exists()

@@ -32,6 +32,7 @@ from grader.commands.gradebook import (
     SUBMISSIONS,
     BatchRow,
     back_up,
+    checked_name,
     csv_text,
     read_gradebook,
     row_cells,
@@ -88,6 +89,7 @@ def student_names(folders: Sequence[Path]) -> list[str]:
     names = [folder.name or folder.resolve().name for folder in folders]
     seen: set[str] = set()
     for name, folder in zip(names, folders, strict=True):
+        checked_name(name, str(folder))
         if name in seen:
             raise GraderError(f"two submission folders are named {name!r} ({folder}): rename one")
         seen.add(name)
@@ -126,6 +128,8 @@ def grade_batch(
     started = time.monotonic()
     limits = limits or Limits()
     names = list(names) if names is not None else student_names(folders)
+    for name in names:
+        checked_name(name, "a student of the class")
     if chapter.similarity is not None and not chapter.model_tests.is_file():
         raise GraderError(
             f"this kit has no model answer ({chapter.model_tests.name}): it is the student "

@@ -146,7 +146,10 @@ def load_report(out: Path, cells: Sequence[str]) -> CheckReport | None:
 
 def stored_files(out: Path, cells: Sequence[str]) -> tuple[str | None, str | None]:
     """The texts of the files graded, as the batch kept them under ``submissions/NAME/``."""
-    folder = out / SUBMISSIONS / untext(cell(cells, "student"))
+    student = untext(cell(cells, "student"))
+    if student != Path(student).name or student in ("", ".", ".."):  # never outside the class
+        return None, None
+    folder = out / SUBMISSIONS / student
     texts: list[str | None] = []
     for column in ("implementation_file", "tests_file"):
         relative = untext(cell(cells, column))

@@ -86,6 +86,17 @@ class BatchRow:
     """The digest of what decided the row (``grader.provenance.ResultKey.digest``)."""
 
 
+def checked_name(name: str, where: str) -> str:
+    """``name`` if it can name a student's files in a graded class, else one line on why:
+    a name is a folder's own name, never a path (``..`` would name the class's parent)."""
+    if name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise GraderError(
+            f"{where}: {name!r} cannot be a student's name: it would name a file outside the "
+            "class; rename the folder"
+        )
+    return name
+
+
 def row_cells(row: BatchRow) -> list[str]:
     """One row's cells as the gradebook writes them."""
     return [

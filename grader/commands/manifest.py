@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.catalog import Chapter
+from grader.commands.gradebook import checked_name
 from grader.errors import GraderError
 from grader.locate import RefusedSubmission, locate
 from grader.provenance import REFUSED, submission_digest
@@ -155,7 +156,7 @@ def read_manifest(path: Path, chapter: Chapter) -> Manifest:
             f"{path} is a manifest of version {version} for {chapter_id}: this kit reads "
             f"version {MANIFEST_VERSION} for {chapter.id}; write it again with grader manifest"
         )
-    students = [entry.student for entry in entries]
+    students = [checked_name(entry.student, str(path)) for entry in entries]
     if students != sorted(set(students)):
         raise GraderError(f"{path}: its students must be sorted and named once each")
     return Manifest(chapter_id, entries)

@@ -32,6 +32,7 @@ from grader.commands.gradebook import (
     UNSTABLE_COLUMNS,
     back_up,
     cell,
+    checked_name,
     read_gradebook,
     report_files,
     untext,
@@ -92,7 +93,7 @@ def merge_outputs(
         if not theirs and not (shard / GRADEBOOK).is_file():
             raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
         for key, cells in theirs.items():
-            student = untext(key)
+            student = checked_name(untext(key), str(shard / GRADEBOOK))
             if key not in rows:
                 rows[key] = with_cell(cells, "conflict", "")
                 added.append(student)

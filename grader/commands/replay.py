@@ -21,7 +21,14 @@ from typing import Any
 
 from grader.catalog import Chapter
 from grader.commands.check import Limits, check, limits_from_settings
-from grader.commands.gradebook import GRADEBOOK, SUBMISSIONS, cell, read_gradebook, untext
+from grader.commands.gradebook import (
+    GRADEBOOK,
+    SUBMISSIONS,
+    cell,
+    checked_name,
+    read_gradebook,
+    untext,
+)
 from grader.errors import GraderError
 from grader.locate import RefusedSubmission, locate
 from grader.output.check_json import SCHEMA_VERSION, report_to_dict, stable_part
@@ -199,7 +206,7 @@ def regrade_class(
     todo: list[tuple[str, dict[str, Any], Path]] = []
     skipped: list[tuple[str, str]] = []
     for key, cells in rows.items():
-        student = untext(key)
+        student = checked_name(untext(key), str(out / GRADEBOOK))
         relative = untext(cell(cells, "report"))
         if not relative:
             skipped.append((student, "no report: refused or not graded"))
