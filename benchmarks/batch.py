@@ -120,7 +120,7 @@ def as_a_batch(
 ) -> tuple[float, float, list[BatchRow], float]:
     started, cpu = time.perf_counter(), cpu_seconds()
     result = grade_batch(load_chapter(), folders, out, LIMITS, jobs)
-    rows = [dataclasses.replace(row, report="", flags=()) for row in result.rows]
+    rows = [dataclasses.replace(row, report="", flags=(), graded_at="") for row in result.rows]
     return time.perf_counter() - started, cpu_seconds() - cpu, rows, result.similarity_seconds
 
 
@@ -222,7 +222,8 @@ def main() -> int:
         shard_walls, merging = as_shards(folders, root, args.shards, args.jobs)
         load_after = os.getloadavg()[0]
     chapter = load_chapter()
-    same = rows == [row_of(chapter, f.name, r, "") for f, r in zip(folders, reports, strict=True)]
+    alone = [row_of(chapter, f.name, r, "") for f, r in zip(folders, reports, strict=True)]
+    same = rows == [dataclasses.replace(row, graded_at="") for row in alone]
     count = len(folders)
     kinds = f"{(count + 1) // 2} model answers, {count // 2} weak"
     print(f"{count} submissions ({kinds}) on {os.cpu_count()} cores")
