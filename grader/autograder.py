@@ -19,16 +19,20 @@ from rich.console import Console
 from grader.catalog import DEFAULT_CHAPTER, Chapter, load_chapter
 from grader.commands.check import Limits, check
 from grader.errors import describe
+from grader.gradescope_history import read_metadata, submission_tier
 from grader.locate import RefusedSubmission, locate
 from grader.output.files import write_atomically
 from grader.output.gradescope import gradescope_json, not_graded_json, refused_json
 from grader.output.terminal import render_check
 from grader.sandbox.confine import ISOLATION_CHOICES
+from grader.witness import at_tier
 
 
 def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -> bool:
     """Grade ``root/submission`` into ``root/results/results.json``; ``False`` if it could not.
 
+    Survivors are shown at the witness tier the submission's history gives
+    (``grader.gradescope_history``, from ``root/submission_metadata.json``).
     The submission's files may lie anywhere in it (``grader.locate``). Whatever
     happens, a results file is written: when the kit itself fails, it scores
     0 and says so, and staff see the error in the autograder's output.
@@ -36,6 +40,9 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
     results = root / "results" / "results.json"
     submission = root / "submission"
     console = Console(width=100)
+    shown = submission_tier(chapter.witnesses, read_metadata(root / "submission_metadata.json"))
+    chapter = at_tier(chapter, shown.tier)
+    console.print(f"survivors shown at witness tier {shown.tier} ({shown.why})")
     try:
         located = locate(chapter, submission)
     except RefusedSubmission as refused:  # the student's to fix: say so, as a fail
@@ -50,7 +57,8 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
         write_atomically(results, not_graded_json(message))
         return False
     render_check(console, chapter, report)
-    write_atomically(results, gradescope_json(chapter, report))
+    extra = shown.extra_data(valid=report.mutation is not None)
+    write_atomically(results, gradescope_json(chapter, report, extra))
     return True
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import GraderError
+from grader.witness import WitnessSettings, settings_from
 
 CHAPTERS = {"ds.07": "mutants/catalog.toml"}
 """Chapter ids the kit ships, each with its catalog path relative to the kit root."""
@@ -134,6 +135,12 @@ class Chapter:
     """The built-in exceptions of the contract, which tests see as themselves."""
     course_tests_also_call: tuple[str, ...] = ()
     """Private members the course tests (never a student's) may call."""
+    witnesses: WitnessSettings | None = None
+    """The catalog's ``[witnesses]`` table (``grader.witness``): the witnesses file and the
+    tier of each context; ``None`` when the catalog has none (survivors shown by title)."""
+    witness_tier: str = "title"
+    """What this run shows of a survivor (``grader.witness.TIERS``): the entry points set
+    it from ``witnesses`` for where they run."""
 
     def mutant(self, mutant_id: str) -> Mutant:
         for mutant in self.mutants:
@@ -206,6 +213,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         ),
         exceptions=tuple(str(name) for name in head.get("exceptions", [])),
         course_tests_also_call=tuple(str(m) for m in head.get("course_tests_also_call", [])),
+        witnesses=settings_from(data["witnesses"], mutants_dir) if "witnesses" in data else None,
     )
     ids = [m.id for m in chapter.mutants]
     if len(set(ids)) != len(ids) or (not set(chapter.required) <= set(ids) and ids):

@@ -76,6 +76,7 @@ from grader.roster import read_roster
 from grader.sandbox.confine import ISOLATION_CHOICES
 from grader.static_rules import RULES
 from grader.submission import DEFAULT_FOLDER, start_submission
+from grader.witness import TIERS, for_context
 
 Command = Callable[[argparse.Namespace, Chapter, Console], int]
 
@@ -99,7 +100,7 @@ def cmd_start(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 
 def cmd_tests(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_catalog(console, chapter)
+    render_catalog(console, for_context(chapter, "local"))
     return EXIT_PASS
 
 
@@ -125,7 +126,7 @@ def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> in
 
 
 def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    chapter = with_mutant_titles(chapter, args.mutant_titles)
+    chapter = with_mutant_titles(for_context(chapter, "local", args.witness), args.mutant_titles)
     limits = Limits(
         course_tests=args.time_limit,
         student_tests=args.tests_time_limit or args.time_limit,
@@ -207,6 +208,7 @@ def _class_manifest(args: argparse.Namespace, chapter: Chapter) -> Manifest:
 
 def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     limits = _batch_limits(args)
+    chapter = for_context(chapter, "staff")
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
@@ -478,6 +480,14 @@ def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
         default="catalog",
         help="show survivors' titles (the planted bug) in every report, hide them, or do as "
         "the catalog says (default)",
+    )
+    sub.add_argument(
+        "--witness",
+        choices=list(TIERS),
+        metavar="TIER",
+        help="show less of each survivor than the catalog's tier for your machine: "
+        f"{', '.join(TIERS)} (each shows what the one before does, and more; see "
+        "docs/witnesses.md); never more",
     )
     _add_time_limit(sub, "time limit of the course tests and of your tests on the reference")
     _add_isolation(sub)

@@ -28,6 +28,7 @@ from grader.commands.check import (
 from grader.grade import grade
 from grader.provenance import key_from_dict
 from grader.similarity import KnownSource
+from grader.witness import Witness, chapter_witnesses, shows, witness_view
 
 SCHEMA_VERSION = 3
 UNSTABLE_KEYS = ("timings", "graded_at")
@@ -41,6 +42,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
     student = report.student_tests
     mutation = report.mutation
     points = grade(chapter, report)
+    witnesses = chapter_witnesses(chapter)
     return {
         "schema_version": SCHEMA_VERSION,
         "chapter": report.chapter,
@@ -84,10 +86,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
             "required": list(mutation.required),
             "missed_required": list(mutation.missed_required),
             "passed": mutation.passed,
-            "mutants": {
-                m.id: {"status": m.status, "killed_by": list(m.killed_by), "title": m.title}
-                for m in mutation.mutants
-            },
+            "mutants": {m.id: _mutant(chapter, m, witnesses) for m in mutation.mutants},
             "worth": {
                 w.name: {"kills": list(w.kills), "covered_by": list(w.covered_by)}
                 for w in mutation.worth(student.tests)
@@ -108,6 +107,22 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         "timings": dict(report.timings),
         "graded_at": report.graded_at,
     }
+
+
+def _mutant(chapter: Chapter, mutant: MutantResult, witnesses: dict[str, Witness]) -> Any:
+    """One mutant's entry: its title and symptom (empty where the tier hides them), and for
+    a survivor at tier ``calls`` or more its witness (``grader.witness.witness_view``)."""
+    entry: dict[str, Any] = {
+        "status": mutant.status,
+        "killed_by": list(mutant.killed_by),
+        "title": mutant.title,
+        "symptom": chapter.mutant(mutant.id).symptom if shows(chapter, "symptom") else "",
+    }
+    witness = witnesses.get(mutant.id)
+    view = witness_view(chapter, witness) if witness and mutant.status == "survived" else None
+    if view is not None:
+        entry["witness"] = view
+    return entry
 
 
 def report_to_json(report: CheckReport, chapter: Chapter) -> str:

@@ -30,6 +30,7 @@ from grader.output.wording import (
     unmodified_notes,
     verdict_sentence,
 )
+from grader.witness import chapter_witnesses
 
 VISIBLE = "visible"
 HIDDEN = "hidden"
@@ -75,6 +76,7 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
             "visibility": shown.mutation_score,
         }
     )
+    witnesses = chapter_witnesses(chapter)
     if report.mutation is None:
         rows = [(m.id, mutant_name(chapter, m), "failed", NOT_MEASURED) for m in chapter.mutants]
     else:
@@ -83,7 +85,7 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
                 m.id,
                 mutant_name(chapter, m),
                 "passed" if m.detected else "failed",
-                mutant_outcome(chapter, m),
+                mutant_outcome(chapter, m, witnesses.get(m.id)),
             )
             for m in report.mutation.mutants
         ]
@@ -139,8 +141,15 @@ def _course_test_output(chapter: Chapter, report: CheckReport, name: str) -> str
     return away_from_the_kit(report, f"{course.results[name]}\n{course_test_outcome(report, name)}")
 
 
-def gradescope_json(chapter: Chapter, report: CheckReport) -> str:
-    return _as_json(gradescope_results(chapter, report))
+def gradescope_json(
+    chapter: Chapter, report: CheckReport, extra_data: dict[str, Any] | None = None
+) -> str:
+    """The results file; ``extra_data`` (Gradescope keeps it with the submission, and hands it
+    to later runs) records what the submission was shown."""
+    results = gradescope_results(chapter, report)
+    if extra_data is not None:
+        results["extra_data"] = extra_data
+    return _as_json(results)
 
 
 def not_graded_json(message: str) -> str:

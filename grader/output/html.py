@@ -24,7 +24,13 @@ from typing import Any
 
 from grader.catalog import Chapter
 from grader.commands.check import CheckReport
-from grader.output.wording import NOT_MEASURED, unmodified_notes, verdict_sentence
+from grader.output.wording import (
+    NOT_MEASURED,
+    survivor_details,
+    unmodified_notes,
+    verdict_sentence,
+)
+from grader.witness import chapter_witnesses
 
 VIEWER = Path(__file__).with_name("vendor") / "mutation-test-elements.js"
 
@@ -104,8 +110,9 @@ def mutation_report_html(report: dict[str, Any], title: str, header: str = "") -
 
 def summary_header(chapter: Chapter, report: CheckReport) -> str:
     """The page's opening: the verdict and grade, then each part of the verdict with its
-    numbers, the required mutants, and what is wrong when the tests are not valid (the viewer
-    then shows every mutant as "Ignored", which alone says nothing)."""
+    numbers, the required mutants, what is wrong when the tests are not valid (the viewer
+    then shows every mutant as "Ignored", which alone says nothing), and each survivor as
+    far as the witness tier shows it."""
     e = html.escape
     course = report.course_tests
     student = report.student_tests
@@ -151,6 +158,7 @@ def summary_header(chapter: Chapter, report: CheckReport) -> str:
             f"({mutation.killed}/{mutation.total} killed); the threshold {mutation.threshold:.2f} "
             f"asks for {mutation.needed} kills. Required, whatever the score: {e(statuses)}.</p>"
         )
+    lines += _survivors(chapter, report)
     lines.append("</header>")
     return "\n".join(lines) + "\n"
 
@@ -170,3 +178,21 @@ def student_page(chapter: Chapter, report: CheckReport) -> str:
         f"<title>{title}</title><style>{_PAGE_STYLE}</style></head><body>"
         f"{summary_header(chapter, report)}</body></html>\n"
     )
+
+
+def _survivors(chapter: Chapter, report: CheckReport) -> list[str]:
+    """Each survivor with what the witness tier shows of it (``grader.witness``)."""
+    e = html.escape
+    survivors = report.mutation.survivors if report.mutation else ()
+    witnesses = chapter_witnesses(chapter)
+    items = []
+    for mutant in survivors:
+        details = survivor_details(chapter, mutant.id, witnesses.get(mutant.id))
+        if not (mutant.title or details):
+            continue
+        title = f": {e(mutant.title)}" if mutant.title else ""
+        body = f"<pre>{e(chr(10).join(details))}</pre>" if details else ""
+        items.append(f"<li><strong>{e(mutant.id)}</strong>{title}{body}</li>")
+    if not items:
+        return []
+    return ["<p><strong>What your tests miss</strong>:</p>", f"<ul>{''.join(items)}</ul>"]

@@ -25,6 +25,7 @@ from grader.output.wording import (
     student_tests_outcome,
 )
 from grader.sandbox.pool import failure_line
+from grader.witness import chapter_witnesses
 
 COUNTED = {"failure": "failures", "error": "errors", "skipped": "skipped"}
 """Each outcome of a case and the attribute of a suite that counts it."""
@@ -108,9 +109,10 @@ def _mutant_suite(chapter: Chapter, report: CheckReport) -> _Suite:
         for planted in chapter.mutants:
             suite.cases.append(_Case(mutant_name(chapter, planted), "skipped", NOT_MEASURED))
         return suite
+    witnesses = chapter_witnesses(chapter)
     for mutant in report.mutation.mutants:
         name = mutant_name(chapter, mutant)
-        text = mutant_outcome(chapter, mutant)
+        text = mutant_outcome(chapter, mutant, witnesses.get(mutant.id))
         if mutant.status == "survived":
             suite.cases.append(_Case(name, "failure", "survived", "survived", text))
         elif mutant.status == "error":

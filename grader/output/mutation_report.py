@@ -10,9 +10,10 @@ reference, and ``killedBy`` names the student's tests that failed on it.
 A mutant's ``location`` covers the whole lines its patch replaces, and its
 ``replacement`` is the lines the patch puts there, so that replacing the
 location with the replacement turns the reference into the mutant exactly.
-When mutant titles are hidden from students, ``description`` and
-``replacement`` are left out: the report then says where each mutant is, not
-what it does.
+When mutant titles are hidden from students, ``replacement`` is left out,
+and ``description`` holds only what the witness tier shows (the symptom, and
+for a survivor its witness: ``grader.witness``); below ``symptom`` it is left
+out too: the report then says where each mutant is, not what it does.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from typing import Any, Literal
 from grader import DISTRIBUTION, __version__
 from grader.catalog import Chapter
 from grader.commands.check import CheckReport, MutantStatus
-from grader.output.wording import NOT_MEASURED
+from grader.output.wording import NOT_MEASURED, survivor_details
 from grader.patching import mutant_sources
+from grader.witness import chapter_witnesses
 
 SCHEMA_VERSION = "2"
 STATUS: dict[MutantStatus, Literal["Killed", "Survived", "Timeout", "RuntimeError"]] = {
@@ -79,6 +81,7 @@ def mutation_report(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
     reference = chapter.reference.read_text(encoding="utf-8")
     sources = mutant_sources(chapter)
     results = {m.id: m for m in report.mutation.mutants} if report.mutation else {}
+    witnesses = chapter_witnesses(chapter)
     mutants = []
     for planted in chapter.mutants:
         change = change_between(reference, sources[planted.id])
@@ -87,10 +90,14 @@ def mutation_report(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
             "mutatorName": planted.function,
             "location": change.location(),
         }
-        if chapter.show_mutant_titles:
-            entry["description"] = planted.title
-            entry["replacement"] = change.replacement
         result = results.get(planted.id)
+        survived = result is not None and result.status == "survived"
+        details = survivor_details(chapter, planted.id, witnesses.get(planted.id), survived)
+        description = [planted.title] if chapter.show_mutant_titles else []
+        if description or details:
+            entry["description"] = "\n".join(description + details)
+        if chapter.show_mutant_titles:
+            entry["replacement"] = change.replacement
         if result is None:
             entry["status"] = "Ignored"
             entry["statusReason"] = NOT_MEASURED

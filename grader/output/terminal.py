@@ -19,7 +19,7 @@ from grader.chapter_text import without_markers
 from grader.commands.audit import AuditReport, GeneratedMutant
 from grader.commands.batch import BatchResult
 from grader.commands.bundle import Bundle
-from grader.commands.check import CheckReport
+from grader.commands.check import CheckReport, MutationResult
 from grader.commands.manifest import Manifest
 from grader.commands.merge import MergeResult
 from grader.commands.release import Release
@@ -27,11 +27,12 @@ from grader.commands.replay import Regrade, Replay
 from grader.commands.tdd import TddResult
 from grader.output.audit import STATUS_ORDER
 from grader.output.failures import FailureGroup, group_failures
-from grader.output.wording import unmodified_notes, verdict_sentence
+from grader.output.wording import survivor_details, unmodified_notes, verdict_sentence
 from grader.roster import RosterMatch
 from grader.similarity import Similarity
 from grader.static_rules import Rule
 from grader.submission import StartResult
+from grader.witness import chapter_witnesses, shows
 
 STATUS_STYLE = {
     "passed": "green",
@@ -154,12 +155,36 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
             console.print(Text.assemble((mutant.id, "bold"), flag))
             continue
         _indented(console, 0, f"{mutant.id}{flag}: ", mutant.title, label_style="bold")
-        _fields(console, [("symptom", mutant.symptom)], mutant.caught_by)
+        symptom = [("symptom", mutant.symptom)] if shows(chapter, "symptom") else []
+        _fields(console, symptom, mutant.caught_by)
     console.print(
         f"\nPass: every course test passes, your tests are valid, they kill at least "
         f"{chapter.threshold:.0%} of the mutants, and they kill {', '.join(chapter.required)}."
     )
+    _render_tiers(console, chapter)
     console.print("The whole chapter, with the interface and a worked example: grader chapter")
+
+
+def _render_tiers(console: Console, chapter: Chapter) -> None:
+    """How much of a survivor each place shows (the catalog's witness tiers)."""
+    settings = chapter.witnesses
+    if settings is None:
+        return
+    before = f"{settings.tier('autograder')} on Gradescope before the due date"
+    if settings.budget is not None:
+        budget = settings.budget
+        before = (
+            f"{budget.tier} on Gradescope before the due date for the first {budget.per_day} "
+            f"graded submissions of a day, {budget.then} for later ones"
+        )
+    text = (
+        f"How much you are shown of a surviving mutant: {chapter.witness_tier} from grader "
+        f"check here, {before}, {settings.tier('after_due')} after it. Tiers: none (that it "
+        "survived), title (the planted bug), symptom (what it does), calls (calls your tests "
+        "never make, after which it gives another result than a correct tree), full (those "
+        "calls' results, and a test that kills it)."
+    )
+    _indented(console, 0, "", text, label_style="")
 
 
 def render_rules(
@@ -257,12 +282,7 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
             table.add_row(mutant.id, _styled(mutant.status), "\n".join(mutant.killed_by))
         console.print(table)
         _render_worth(console, report)
-        survivors = mutation.survivors
-        if survivors and chapter.show_mutant_titles:
-            console.print("What your tests miss (each survivor's planted bug):")
-            for mutant in survivors:
-                flag = " [bold](required)[/]" if mutant.id in mutation.required else ""
-                console.print(f"  {mutant.id}{flag}: {escape(mutant.title)}")
+        _render_survivors(console, chapter, mutation)
         required = ", ".join(f"{m} {_styled(mutation.status(m))}" for m in mutation.required)
         console.print(
             f"Mutation score {mutation.score:.2f} ({mutation.killed}/{mutation.total}), "
@@ -271,6 +291,26 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     else:
         console.print("Mutation score: not measured until your tests are valid")
     console.print(_verdict_line(chapter, report))
+
+
+def _render_survivors(console: Console, chapter: Chapter, mutation: MutationResult) -> None:
+    """Each survivor as far as the witness tier shows it (``grader.witness``): its planted
+    bug, its symptom, the calls that tell it from a correct tree, their results."""
+    witnesses = chapter_witnesses(chapter)
+    shown = [
+        (mutant, survivor_details(chapter, mutant.id, witnesses.get(mutant.id)))
+        for mutant in mutation.survivors
+    ]
+    shown = [(mutant, details) for mutant, details in shown if mutant.title or details]
+    if not shown:
+        return
+    console.print("What your tests miss (each survivor's planted bug):")
+    for mutant, details in shown:
+        flag = " [bold](required)[/]" if mutant.id in mutation.required else ""
+        title = f": {escape(mutant.title)}" if mutant.title else ""
+        console.print(f"  {mutant.id}{flag}{title}")
+        for line in details:
+            console.print(Text(f"    {line}", style="dim" if line.startswith(" ") else ""))
 
 
 def _render_worth(console: Console, report: CheckReport) -> None:

@@ -13,6 +13,7 @@ from grader.catalog import Chapter, Mutant
 from grader.commands.check import CheckReport, MutantResult
 from grader.grade import grade
 from grader.submission import LOCAL_HINTS
+from grader.witness import Witness, shows
 
 NOT_MEASURED = (
     "Not run: your tests are not valid yet, so no kill could be trusted "
@@ -25,8 +26,9 @@ def mutant_name(chapter: Chapter, mutant: Mutant | MutantResult) -> str:
     return f"{mutant.id}: {mutant.title}" if chapter.show_mutant_titles else mutant.id
 
 
-def mutant_outcome(chapter: Chapter, mutant: MutantResult) -> str:
-    """What a mutant's status means for the student, and what to do about a survivor."""
+def mutant_outcome(chapter: Chapter, mutant: MutantResult, witness: Witness | None = None) -> str:
+    """What a mutant's status means for the student, and what to do about a survivor: its
+    symptom and ``witness`` as far as the chapter's tier shows them."""
     if mutant.status == "killed":
         killers = ", ".join(mutant.killed_by) or "your test run, which crashed on it"
         return f"Killed by {killers}."
@@ -46,7 +48,45 @@ def mutant_outcome(chapter: Chapter, mutant: MutantResult) -> str:
         text += f" The planted bug: {mutant.title}."
     if mutant.id in chapter.required:
         text += " This mutant is required: you cannot pass while it survives."
-    return text
+    return "\n".join([text, *survivor_details(chapter, mutant.id, witness)])
+
+
+def result_phrase(result: dict[str, object]) -> str:
+    """A witness call's result in words: ``returns (1, [])`` or ``raises KeyError``."""
+    if "raises" in result:
+        return f"raises {result['raises']}"
+    return f"returns {result.get('returns')!r}"
+
+
+def survivor_details(
+    chapter: Chapter, mutant_id: str, witness: Witness | None, survived: bool = True
+) -> list[str]:
+    """What a mutant's entry says beyond its title, at the chapter's witness tier: the
+    symptom from ``symptom`` on, and for a survivor the witness's calls from ``calls`` on,
+    with both results and a test that would kill it at ``full``. Plain text, no markup."""
+    lines = []
+    if shows(chapter, "symptom"):
+        lines.append(f"Symptom: {chapter.mutant(mutant_id).symptom}.")
+    if not survived or witness is None or not shows(chapter, "calls"):
+        return lines
+    full = shows(chapter, "full")
+    lines.append(
+        "Your tests never make these calls, after which this mutant and a correct tree "
+        "give different results:"
+    )
+    lines.append(f"    {witness.setup}")
+    for index, call in enumerate(witness.calls):
+        mark = "  <- the results differ here" if index == witness.differs_at else ""
+        lines.append(f"    {index + 1}. {call.code}{mark}")
+        if full:
+            lines.append(
+                f"         correct tree: {result_phrase(call.reference)}; "
+                f"this mutant: {result_phrase(call.mutant)}"
+            )
+    if full and witness.test:
+        lines.append("A test that would kill it (name it and say what it pins down):")
+        lines += [f"    {line}" if line else "" for line in witness.test.rstrip().splitlines()]
+    return lines
 
 
 def course_test_outcome(report: CheckReport, name: str) -> str:
