@@ -36,7 +36,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from conftest import make_submission
+from conftest import ReusedRuns, make_submission
 
 import grader.cli
 from grader.autograder import run_autograder
@@ -44,6 +44,7 @@ from grader.catalog import load_chapter
 from grader.commands.bundle import build_bundle, pinned_dependencies
 from grader.errors import EXIT_PASS, GraderError
 from grader.submission import start_submission
+from grader.witness import Budget, read_witnesses
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[1]
@@ -174,6 +175,43 @@ def test_two_candidate_files_are_refused_not_guessed(tmp_path: Path) -> None:
     assert results["output"].startswith(
         "Not graded: found 2 files named radix.py (backup/radix.py, work/radix.py)"
     )
+
+
+METADATA = Path(__file__).resolve().parent / "fixtures" / "gradescope_metadata"
+
+
+@pytest.mark.parametrize(
+    ("history", "spent", "shows_calls"),
+    [("first_of_the_day", True, True), ("fourth_of_the_day", False, False)],
+)
+def test_the_daily_budget_decides_what_a_survivor_shows(
+    tmp_path: Path,
+    reused_runs: ReusedRuns,
+    monkeypatch: pytest.MonkeyPatch,
+    history: str,
+    spent: bool,
+    shows_calls: bool,
+) -> None:
+    """With a budget of 3 a day, the first graded submission of the day is shown s11's calls
+    and says it spent the budget; the fourth is shown titles only and spends nothing."""
+    reused_runs.install(monkeypatch)
+    assert CHAPTER.witnesses is not None
+    budget = Budget(per_day=3, tier="calls", then="title")
+    chapter = dataclasses.replace(
+        CHAPTER, witnesses=dataclasses.replace(CHAPTER.witnesses, budget=budget)
+    )
+    flat_submission(tmp_path, "misses_s11").rename(tmp_path / "submission")
+    shutil.copyfile(METADATA / f"{history}.json", tmp_path / "submission_metadata.json")
+    assert run_autograder(tmp_path, chapter) is True
+    results = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
+    gradescope_validator().validate(results)
+    tier = "calls" if shows_calls else "title"
+    assert results["extra_data"] == {"witness_tier": tier, "witness_budget_spent": spent}
+    s11 = next(t for t in results["tests"] if t["name"].startswith("Planted mutant s11"))
+    witness = read_witnesses(CHAPTER.witnesses.path)["s11"]
+    assert all((call.code in s11["output"]) == shows_calls for call in witness.calls)
+    assert (CHAPTER.mutant("s11").symptom in s11["output"]) == shows_calls
+    assert CHAPTER.mutant("s11").title in s11["output"]
 
 
 def test_the_bundle_needs_a_source_checkout(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
-"""The maintainers' tools: the patches after the reference changes, the command reference."""
+"""The maintainers' tools: the patches after the reference changes, the command reference,
+the witnesses after its behaviour changes."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -14,6 +16,7 @@ import pytest
 from grader.catalog import load_chapter
 from grader.errors import GraderError
 from grader.patching import mutant_sources
+from grader.witness import read_witnesses
 
 KIT = Path(__file__).resolve().parents[1]
 
@@ -76,3 +79,55 @@ def test_the_command_reference_catches_a_changed_option(tmp_path: Path) -> None:
     assert stale != page and tool.refreshed(stale, texts) == page
     without_diff = page[: page.index("## `grader diff`")]
     assert "<!-- help: grader diff -->" in tool.refreshed(without_diff, texts)
+
+
+def refresh_witnesses() -> ModuleType:
+    return load_tool("refresh_witnesses")
+
+
+def kit_copy(root: Path) -> Path:
+    """The kit's content folders copied under ``root``, for a tool to change."""
+    for folder in ("reference", "mutants", "wheats", "student", "course_tests"):
+        shutil.copytree(KIT / folder, root / folder)
+    return root
+
+
+def test_the_kits_witnesses_hold() -> None:
+    """``--check`` replays every stored witness on the reference, the wheats and the mutant."""
+    lines: list[str] = []
+    assert refresh_witnesses().main(["--check"], report=lines.append) == 0
+    assert lines == ["18 of 18 hold"]
+
+
+def test_witnesses_survive_an_edit_that_moves_lines(tmp_path: Path) -> None:
+    """Witnesses are calls and results, not lines: after the reference's lines move and the
+    patches are re-made, every witness still holds."""
+    kit = kit_copy(tmp_path)
+    reference = kit / "reference" / "radix.py"
+    reference.write_text("# a note\n" + reference.read_text(encoding="utf-8"), encoding="utf-8")
+    assert refresh_patches().main(["--kit", str(kit)]) == 0
+    assert refresh_witnesses().main(["--check", "--kit", str(kit)], report=lambda _: None) == 0
+
+
+def test_a_stale_witness_fails_the_check(tmp_path: Path) -> None:
+    kit = kit_copy(tmp_path)
+    stored = kit / "mutants" / "witnesses.json"
+    data = json.loads(stored.read_text(encoding="utf-8"))
+    data["witnesses"]["s11"]["calls"][0]["reference"] = {"raises": "KeyError"}
+    stored.write_text(json.dumps(data), encoding="utf-8")
+    lines: list[str] = []
+    assert refresh_witnesses().main(["--check", "--kit", str(kit)], report=lines.append) == 1
+    assert lines[0].startswith("s11: the reference gives other results")
+    assert lines[-1] == "17 of 18 hold"
+
+
+def test_the_search_makes_the_stored_witness_again(tmp_path: Path) -> None:
+    """Derandomized: searching again for one mutant writes the witness the kit holds."""
+    kit = kit_copy(tmp_path)
+    stored = read_witnesses(KIT / "mutants" / "witnesses.json")
+    (kit / "mutants" / "witnesses.json").unlink()
+    lines: list[str] = []
+    assert (
+        refresh_witnesses().main(["--kit", str(kit), "--mutant", "m01"], report=lines.append) == 0
+    )
+    assert read_witnesses(kit / "mutants" / "witnesses.json") == {"m01": stored["m01"]}

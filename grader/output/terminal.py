@@ -310,7 +310,10 @@ def _render_survivors(console: Console, chapter: Chapter, mutation: MutationResu
         title = f": {escape(mutant.title)}" if mutant.title else ""
         console.print(f"  {mutant.id}{flag}{title}")
         for line in details:
-            console.print(Text(f"    {line}", style="dim" if line.startswith(" ") else ""))
+            if line.startswith(" "):  # a line of code: whole, never wrapped
+                _whole(console, Text(f"    {line}"))
+            else:
+                _indented(console, 4, "", line)
 
 
 def _render_worth(console: Console, report: CheckReport) -> None:
