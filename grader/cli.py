@@ -127,6 +127,11 @@ def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> in
 
 def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     chapter = with_mutant_titles(for_context(chapter, "local", args.witness), args.mutant_titles)
+    if args.witness and args.witness != chapter.witness_tier:
+        console.print(
+            f"note: --witness {args.witness} shows more than the catalog allows here; "
+            f"survivors are shown at {chapter.witness_tier}"
+        )
     limits = Limits(
         course_tests=args.time_limit,
         student_tests=args.tests_time_limit or args.time_limit,

@@ -21,8 +21,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from conftest import ReusedRuns, make_submission
 from rich.console import Console
 
+import grader.cli
 from grader.catalog import load_chapter
 from grader.commands.check import (
     CheckReport,
@@ -310,3 +312,34 @@ def test_without_a_budget_or_metadata_the_autograder_tier_holds(tmp_path: Path) 
         assert missing is None
         assert submission_tier(budgeted(), missing).tier == "symptom"
     assert submission_tier(budgeted(), {"created_at": "yesterday"}).tier == "symptom"
+
+
+def test_the_command_line_option_lowers_and_never_raises(
+    tmp_path: Path,
+    reused_runs: ReusedRuns,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``grader check --witness``: ``title`` drops s11's witness and symptom from the JSON
+    report; ``full`` is above the catalog's ``calls`` here, so it says so and shows calls."""
+    reused_runs.install(monkeypatch)
+    folder = make_submission(tmp_path, "misses_s11")
+    out = tmp_path / "report.json"
+    arguments = ["check", "--submission", str(folder), "--json", str(out)]
+
+    def s11(*option: str) -> dict[str, Any]:
+        assert grader.cli.main([*arguments, *option]) == 1
+        entry: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))["mutation"]["mutants"][
+            "s11"
+        ]
+        return entry
+
+    lowered = s11("--witness", "title")
+    assert "witness" not in lowered and lowered["symptom"] == ""
+    assert lowered["title"] == CHAPTER.mutant("s11").title
+    capsys.readouterr()
+    raised = s11("--witness", "full")
+    said = capsys.readouterr().out
+    assert "--witness full shows more than the catalog allows here" in said
+    assert all(set(call) == {"method", "args"} for call in raised["witness"]["calls"])
+    assert raised == s11()
