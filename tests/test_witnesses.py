@@ -33,6 +33,7 @@ from grader.commands.check import (
     MutationResult,
     StudentTestsResult,
 )
+from grader.errors import GraderError
 from grader.gradescope_history import read_metadata, submission_tier
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
 from grader.output.gradescope import gradescope_results
@@ -343,3 +344,13 @@ def test_the_command_line_option_lowers_and_never_raises(
     assert "--witness full shows more than the catalog allows here" in said
     assert all(set(call) == {"method", "args"} for call in raised["witness"]["calls"])
     assert raised == s11()
+
+
+def test_a_tier_the_kit_does_not_know_is_a_broken_kit(tmp_path: Path) -> None:
+    (tmp_path / "mutants").mkdir()
+    catalog = (KIT / "mutants" / "catalog.toml").read_text(encoding="utf-8")
+    broken = catalog.replace('local = "calls"', 'local = "everything"', 1)
+    assert broken != catalog
+    (tmp_path / "mutants" / "catalog.toml").write_text(broken, encoding="utf-8")
+    with pytest.raises(GraderError, match="unknown witness tier 'everything'"):
+        load_chapter(root=tmp_path)
