@@ -111,6 +111,12 @@ def code(method: str, args: Sequence[Any]) -> str:
     return f"tree.{method}({', '.join(map(repr, args))})"
 
 
+def setup(witness: Witness) -> str:
+    """The line that makes the tree (and the list ``evict``'s callback fills) for the calls."""
+    line = f"tree = {CLASS}({witness.granule})"
+    return line + "; gone = []" if any(c.method == "evict" for c in witness.calls) else line
+
+
 def skeleton(chapter: Chapter, witness: Witness, shown: str) -> str:
     """A test that passes on the reference and fails on the mutant: the witness's calls, and
     an assertion on the reference's result of the last (``shown``: that result in Python)."""
@@ -228,8 +234,9 @@ class Program:
 
     def witness(self, chapter: Chapter, mutant_id: str) -> Witness:
         found = Witness(mutant_id, self.granule, tuple(self.calls), len(self.calls) - 1)
-        test = skeleton(chapter, found, self.shown)
-        return dataclasses.replace(found, test=test, setup=f"tree = {CLASS}({self.granule})")
+        return dataclasses.replace(
+            found, test=skeleton(chapter, found, self.shown), setup=setup(found)
+        )
 
 
 class WheatsDisagree(Exception):
