@@ -11,9 +11,16 @@ whole granules) and stored, evicting least recently used data whenever the
 cache holds more than ``capacity`` tokens. The three caches:
 
 reference
-    ``RadixTree`` from ``reference/radix.py`` (loaded by path):
-    ``match_prefix(seq)``, ``insert(seq, values)`` with one int per granule,
-    then ``evict(len(tree) - capacity_values, free.append)`` when over.
+    ``RadixTree`` from ``reference/radix.py`` (loaded by path), its children
+    keyed in the map of the chapter it needs (ds.05's, the kit's copy, or the
+    one beside ``--reference``): ``match_prefix(seq)``, ``insert(seq, values)``
+    with one int per granule, then ``evict(len(tree) - capacity_values,
+    free.append)`` when over.
+
+on dict
+    The same tree with its children keyed in a plain ``dict`` instead of the
+    map, printed beside it: what the pure-Python map costs against the
+    built-in hash table.
 
 pygtrie
     ``pygtrie.Trie`` as a per-token trie: one node per token, keyed by the
@@ -44,7 +51,8 @@ turns, so a slow spell of the machine hits them all. Peak memory comes from a
 separate replay under ``tracemalloc``, so tracing never slows a timed replay.
 The script reports and always exits 0; the two targets (reference >= 10x
 pygtrie at granule 1, reference <= 2x the two-comparison floor at granule 16)
-are printed with PASS or MISS. ``--reference PATH`` measures another radix.py instead of
+are printed with PASS or MISS, and the map's time against the dict's at each
+granule without a target. ``--reference PATH`` measures another radix.py instead of
 the kit's, for instance a proposed change.
 """
 
@@ -56,6 +64,7 @@ import importlib.util
 import sys
 import time
 import tracemalloc
+import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -64,6 +73,8 @@ from typing import Protocol, cast
 
 import pygtrie
 from traces import Trace, make_trace
+
+from grader.catalog import load_chapter
 
 KIT = Path(__file__).resolve().parents[1]
 REFERENCE_PATH = KIT / "reference" / "radix.py"
@@ -82,12 +93,43 @@ class PrefixTree(Protocol):
     def evict(self, n: int, on_evict: Callable[[int], object]) -> int: ...
 
 
-def load_reference(path: Path = REFERENCE_PATH) -> Callable[[int], PrefixTree]:
-    """The ``RadixTree`` class of the radix.py at ``path``, loaded under a name of its own."""
-    spec = importlib.util.spec_from_file_location("reference_radix", path)
+def load_module(path: Path, name: str) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def load_reference(
+    path: Path = REFERENCE_PATH, children: type | None = None
+) -> Callable[[int], PrefixTree]:
+    """The ``RadixTree`` class of the radix.py at ``path``, loaded under a name of its own.
+
+    What it imports of an earlier chapter (ds.05's map) is the file beside it, else the
+    kit's; with ``children`` (``dict``), that class stands in for the map.
+    """
+    imported = {}
+    for need in load_chapter().needs:
+        if children is not None:
+            stand_in = types.ModuleType(need.module)
+            for name in need.interface:
+                setattr(stand_in, name, children)
+            imported[need.module] = stand_in
+        else:
+            beside = path.with_name(need.implementation)
+            found = beside if beside.is_file() else need.reference
+            imported[need.module] = load_module(found, f"benchmarked_{need.module}")
+    saved = {name: sys.modules.get(name) for name in imported}
+    sys.modules.update(imported)  # only while the tree's module runs its imports
+    try:
+        module = load_module(path, "reference_radix")
+    finally:
+        for name, before in saved.items():
+            if before is None:
+                del sys.modules[name]
+            else:
+                sys.modules[name] = before
     return cast(Callable[[int], PrefixTree], module.RadixTree)
 
 
@@ -340,6 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeat = args.repeat or (2 if args.quick else 3)
 
     radix_tree = load_reference(args.reference)
+    on_dict = load_reference(args.reference, children=dict)
     clock: Clock = time.process_time if args.cpu_time else time.perf_counter
     trace = make_trace(args.seed, requests=requests)
     print(
@@ -356,6 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = prepare(trace, granule, args.capacity)
         replays: dict[str, Replay] = {
             "reference": lambda w, s: replay_reference(w, s, radix_tree),
+            "on dict": lambda w, s: replay_reference(w, s, on_dict),
             "pygtrie": replay_pygtrie,
             "floor": replay_floor,
         }
@@ -374,6 +418,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'reference time / floor time (two comparisons), granule 16:':<60}{over_floor:6.2f}x  "
         f"(target <= {FLOOR_RATIO_TARGET:g}x)  {verdict(over_floor <= FLOOR_RATIO_TARGET)}"
     )
+    for granule in GRANULES:
+        on_map, plain = tables[granule]["reference"], tables[granule]["on dict"]
+        label = f"reference time, children in the map / in a dict, granule {granule}:"
+        print(f"{label:<60}{on_map.seconds / plain.seconds:6.2f}x")
     return 0
 
 

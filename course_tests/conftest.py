@@ -1,7 +1,10 @@
 """Pick the radix.py that ``import radix`` finds in the course tests.
 
 Order: ``--impl PATH`` (a radix.py file or a folder holding one), then the
-environment variable ``RADIX_IMPL``, then the kit's own reference. The grader
+environment variable ``RADIX_IMPL``, then the kit's own reference. What that
+radix.py imports of an earlier chapter (ds.05's map) comes from its own
+folder, else from the kit's reference folder, which follows it on the path
+(as ``grader check --ref-deps`` gives the kit's). The grader
 does not use this file (it runs with ``--noconftest`` and sets sys.path
 itself), so the tests rely on nothing defined here.
 """
@@ -34,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if path.name != "radix.py" or not path.is_file():
         raise pytest.UsageError(f"no radix.py implementation at {path}")
     config.stash[IMPL] = path
-    sys.path.insert(0, str(path.parent))
+    sys.path[:0] = list(dict.fromkeys([str(path.parent), str(REFERENCE.parent)]))
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from grader.catalog import DEFAULT_CHAPTER, Chapter, load_chapter
 from grader.commands.check import Limits, check
+from grader.dependencies import REF_DEPS_HINT, DependencyProblem
 from grader.errors import describe
 from grader.gradescope_history import read_metadata, submission_tier
 from grader.locate import RefusedSubmission, locate
@@ -51,6 +52,10 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
         return True
     try:
         report = check(located, submission, limits or Limits())
+    except DependencyProblem as problem:  # the student's to fix (or staff's: --ref-deps)
+        console.print(f"grader: {problem.message}")
+        write_atomically(results, refused_json(problem.message.replace(REF_DEPS_HINT, "")))
+        return True
     except Exception as error:  # the student still gets a results file that explains
         message = describe(error)
         console.print(f"grader: could not grade the submission: {message}")
@@ -72,8 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="best",
         help="as for grader check: below it, no grade, and results.json says why",
     )
+    parser.add_argument(
+        "--ref-deps",
+        action="store_true",
+        help="as for grader check: the kit's copy of each earlier chapter's module",
+    )
     args = parser.parse_args(argv)
-    limits = Limits(isolation=ISOLATION_CHOICES[args.isolation])
+    limits = Limits(isolation=ISOLATION_CHOICES[args.isolation], ref_deps=args.ref_deps)
     graded = run_autograder(args.root, load_chapter(DEFAULT_CHAPTER), limits)
     return 0 if graded else 1
 

@@ -58,6 +58,25 @@ class Mutant:
 
 
 @dataclass(frozen=True)
+class Dependency:
+    """An earlier chapter the implementation may import (the catalog's ``[[needs]]``).
+
+    A submission keeps the student's own ``implementation`` beside the
+    chapter's; ``reference`` is the kit's, which grades the reference, the
+    mutants and, with ``--ref-deps``, the student's code.
+    """
+
+    id: str
+    title: str
+    module: str
+    interface: tuple[str, ...]
+    implementation: str
+    uses: str
+    operations: str
+    reference: Path
+
+
+@dataclass(frozen=True)
 class Wheat:
     id: str
     title: str
@@ -141,6 +160,8 @@ class Chapter:
     witness_tier: str = "title"
     """What this run shows of a survivor (``grader.witness.TIERS``): the entry points set
     it from ``witnesses`` for where they run."""
+    needs: tuple[Dependency, ...] = ()
+    """The earlier chapters whose modules the implementation may import."""
 
     def mutant(self, mutant_id: str) -> Mutant:
         for mutant in self.mutants:
@@ -214,6 +235,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         exceptions=tuple(str(name) for name in head.get("exceptions", [])),
         course_tests_also_call=tuple(str(m) for m in head.get("course_tests_also_call", [])),
         witnesses=settings_from(data["witnesses"], mutants_dir) if "witnesses" in data else None,
+        needs=tuple(_dependency_from(entry, root) for entry in data.get("needs", [])),
     )
     ids = [m.id for m in chapter.mutants]
     if len(set(ids)) != len(ids) or (not set(chapter.required) <= set(ids) and ids):
@@ -223,6 +245,22 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         unknown = sorted(set(chapter.gradescope.tests) - named)
         raise ValueError(f"[gradescope.tests] names no course test or mutant: {unknown}")
     return chapter
+
+
+def _dependency_from(entry: dict[str, Any], root: Path) -> Dependency:
+    implementation = str(entry["implementation"])
+    if implementation != f"{entry['module']}.py" or "/" in implementation:
+        raise ValueError(f"[[needs]] {entry['id']}: implementation must be the module's file name")
+    return Dependency(
+        id=str(entry["id"]),
+        title=str(entry["title"]),
+        module=str(entry["module"]),
+        interface=tuple(str(name) for name in entry["interface"]),
+        implementation=implementation,
+        uses=str(entry["uses"]),
+        operations=str(entry["operations"]),
+        reference=root / "reference" / implementation,
+    )
 
 
 def _gradescope_from(table: dict[str, Any]) -> GradescopeVisibility:

@@ -16,6 +16,7 @@ the catalog, and the kit's tests fail while any block differs from it.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable
 
 from grader.catalog import Chapter
@@ -39,6 +40,18 @@ def _at_a_glance(chapter: Chapter) -> str:
         f"  required tests in `{chapter.student_tests}`; they must catch at least"
         f" {chapter.threshold:.0%}\n"
         f"  of the mutants, and always {required}.\n"
+    ) + "".join(
+        textwrap.fill(
+            f"**It needs** {need.id}, {need.title}: {need.uses}. Keep your own "
+            f"`{need.implementation}` beside `{chapter.implementation}` (`grader start` never "
+            "writes it), or build this chapter on the kit's with `--ref-deps`.",
+            width=78,
+            initial_indent="- ",
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+        )
+        + "\n"
+        for need in chapter.needs
     )
 
 

@@ -115,13 +115,14 @@ def cmd_chapter(args: argparse.Namespace, chapter: Chapter, console: Console) ->
 
 
 def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    result = run_tdd(chapter, args.submission, args.stage)
+    result = run_tdd(chapter, args.submission, args.stage, ref_deps=args.ref_deps)
     render_tdd(console, result)
     return EXIT_PASS if result.ok else EXIT_FAIL
 
 
 def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_diff(console, chapter, diff_against_reference(chapter, args.submission))
+    diff = diff_against_reference(chapter, args.submission, ref_deps=args.ref_deps)
+    render_diff(console, chapter, diff)
     return EXIT_PASS
 
 
@@ -136,6 +137,7 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         course_tests=args.time_limit,
         student_tests=args.tests_time_limit or args.time_limit,
         isolation=ISOLATION_CHOICES[args.isolation],
+        ref_deps=args.ref_deps,
     )
     progress = progress_bar()
     with progress:
@@ -197,6 +199,7 @@ def _batch_limits(args: argparse.Namespace) -> Limits:
         course_tests=args.time_limit,
         student_tests=args.time_limit,
         isolation=ISOLATION_CHOICES[args.isolation],
+        ref_deps=getattr(args, "ref_deps", False),  # merge grades no student's code
     )
 
 
@@ -380,6 +383,16 @@ def _add_isolation(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_ref_deps(sub: argparse.ArgumentParser) -> None:
+    """``--ref-deps``, where a student's implementation runs: the kit's copy of what it needs."""
+    sub.add_argument(
+        "--ref-deps",
+        action="store_true",
+        help="run the implementation with the kit's copy of each earlier chapter's module it "
+        "needs (`grader tests` names them), not the submission's own",
+    )
+
+
 def _add_json_and_mutation_report(sub: argparse.ArgumentParser) -> None:
     """The two report files ``check`` and ``audit`` both write."""
     sub.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
@@ -454,6 +467,7 @@ def _add_tdd(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_chapter(sub)
     sub.add_argument("stage", choices=["red", "green"], help="which stage to check")
     _add_submission(sub)
+    _add_ref_deps(sub)
 
 
 def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
@@ -466,6 +480,7 @@ def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_chapter(sub)
     _add_submission(sub)
     _add_json_and_mutation_report(sub)
+    _add_ref_deps(sub)
     sub.add_argument(
         "--gradescope", type=Path, metavar="FILE", help="also write a Gradescope results.json"
     )
@@ -580,6 +595,7 @@ def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
     _add_jobs(sub, 2, "submissions graded at once (default 2)")
     _add_isolation(sub)
+    _add_ref_deps(sub)
     _add_time_limit(
         sub, "time limit of the course tests and of each student's tests on the reference"
     )
@@ -713,6 +729,7 @@ def _add_diff(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
     _add_chapter(sub)
     _add_submission(sub)
+    _add_ref_deps(sub)
 
 
 def _add_audit(subparsers: SubParsers[argparse.ArgumentParser]) -> None:

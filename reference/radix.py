@@ -13,7 +13,7 @@ tree holds no node objects and no references between them: every link is an
 index. With ``g = 1`` after ``insert((1, 2, 3))`` and ``insert((1, 2, 4, 5))``::
 
     ROOT 0 --(1 2)--> 2 --(3)---> 1        _label[1] == (3,)   _parent[1] == 2
-                        \\--(4 5)-> 3        _children[2] == {(3,): 1, (4,): 3}
+                        \\--(4 5)-> 3        _children[2]: (3,) -> 1, (4,) -> 3
 
     LRU ring through _prev/_next, anchored at ROOT:  ROOT <-> 1 <-> 3 <-> ROOT
                                                           oldest    newest
@@ -23,6 +23,10 @@ lists. ROOT is never a member, so its own two slots serve as the sentinel:
 ``_next[ROOT]`` is the oldest leaf and ``_prev[ROOT]`` the newest, and linking
 or unlinking needs no special case for an empty list or an end. Freed ids go
 on ``_free`` and are handed out again before the lists grow.
+
+Each node's children are keyed in a ``RobinHoodMap``, the hash map of ds.05
+(``robin_hood.py``), by the first ``g`` tokens of their labels: no two
+children start alike, so each step of a walk is one lookup.
 
 Invariants (``_check`` asserts every one of them)
 ----------------------------------------------------
@@ -44,6 +48,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
+
+from robin_hood import RobinHoodMap
 
 __all__ = ["ROOT", "NodeId", "RadixTree"]
 
@@ -83,7 +89,7 @@ class RadixTree(Generic[V]):
         self._label: list[Key] = [()]
         self._values: list[list[V]] = [[]]
         self._parent: list[NodeId] = [ROOT]
-        self._children: list[dict[Key, NodeId]] = [{}]
+        self._children: list[RobinHoodMap[NodeId]] = [RobinHoodMap()]
         self._locks: list[int] = [0]
         self._stamp: list[int] = [0]
         self._prev: list[NodeId] = [ROOT]
@@ -357,7 +363,7 @@ class RadixTree(Generic[V]):
         if self._free:
             node = self._free.pop()
             self._label[node], self._values[node] = label, values
-            self._parent[node], self._children[node] = parent, {}
+            self._parent[node], self._children[node] = parent, RobinHoodMap()
             self._locks[node] = self._stamp[node] = 0
             self._prev[node] = self._next[node] = node
             self._live[node] = True
@@ -366,7 +372,7 @@ class RadixTree(Generic[V]):
             self._label.append(label)
             self._values.append(values)
             self._parent.append(parent)
-            self._children.append({})
+            self._children.append(RobinHoodMap())
             self._locks.append(0)
             self._stamp.append(0)
             self._prev.append(node)
@@ -391,7 +397,7 @@ class RadixTree(Generic[V]):
         parent = self._parent[leaf]
         del self._children[parent][self._label[leaf][: self._granule]]
         self._size -= len(self._values[leaf])
-        self._label[leaf], self._values[leaf], self._children[leaf] = (), [], {}
+        self._label[leaf], self._values[leaf], self._children[leaf] = (), [], RobinHoodMap()
         self._live[leaf] = False
         self._free.append(leaf)
         if parent != ROOT and self._locks[parent] == 0 and self._is_leaf(parent):

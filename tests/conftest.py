@@ -5,7 +5,13 @@ which it differs from the kit's model answer: its own test file, its own
 ``radix.py``, or ``radix.py.patch``, a one-bug diff on the reference. Where an
 example's ``radix.py`` or test file is the correct one, ``make_submission``
 copies it from ``reference/``, so the fixtures never hold a stale copy of it.
-``EXAMPLES`` says, per example, where each of its two files comes from.
+``EXAMPLES`` says, per example, where each of its two files comes from. An
+example whose ``radix.py`` is the reference's, or a patch of it, also holds
+the kit's copy of each earlier chapter's module the reference imports, as a
+student who built that chapter holds their own (``add_dependencies``).
+
+The kit's copy of each of those modules is importable by name in the kit's
+own test process too, where tests load the reference by path.
 
 ``ReusedRuns`` lets a test replay sandboxed runs another test already made,
 so the same example is graded for real once per session however many
@@ -14,7 +20,9 @@ interfaces (library, command line) are checked against it.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -82,6 +90,31 @@ def _lay_out(chapter: Chapter, example: str, relative: str, source: Source, fold
     else:
         patch = stored.with_name(stored.name + PATCH_SUFFIX)
         target.write_text(apply_patch(model.read_text(encoding="utf-8"), patch), encoding="utf-8")
+    if relative == chapter.implementation and source != "own":
+        add_dependencies(target.parent, chapter)
+
+
+def add_dependencies(folder: Path, chapter: Chapter | None = None) -> None:
+    """Put the kit's copy of each earlier chapter's module in ``folder``, beside a radix.py
+    that imports it (a submission of a student who built those chapters)."""
+    for need in (chapter or load_chapter()).needs:
+        shutil.copyfile(need.reference, folder / need.implementation)
+
+
+def _import_kit_dependencies() -> None:
+    """Register the kit's copy of each module the chapter needs under its own name, so that
+    loading the reference by path in this process finds what it imports."""
+    for need in load_chapter().needs:
+        if need.module in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(need.module, need.reference)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[need.module] = module
+        spec.loader.exec_module(module)
+
+
+_import_kit_dependencies()
 
 
 def make_submission(tmp_path: Path, name: str) -> Path:

@@ -147,7 +147,7 @@ def test_setup_then_run_autograder_on_a_folder_like_gradescopes(
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     gradescope_validator().validate(results)
     assert results["score"] == 100
-    assert "Files graded: radix.py, test_ds07_radix.py." in results["output"]
+    assert "Files graded: radix.py, test_ds07_radix.py, robin_hood.py." in results["output"]
     assert "PASS, grade 100 of 100: the course tests pass" in run.stdout  # for staff, not students
 
 

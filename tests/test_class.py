@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SUBMISSIONS, ReusedRuns
+from conftest import SUBMISSIONS, ReusedRuns, add_dependencies
 from disguise import disguise
 
 import grader.cli
@@ -74,6 +74,7 @@ def lay_out_class(root: Path) -> list[Path]:
         folder = root / name
         (folder / "tests").mkdir(parents=True)
         (folder / CHAPTER.implementation).write_text(implementation, encoding="utf-8")
+        add_dependencies(folder)  # a student who built the earlier chapters
         if tests is not None:
             (folder / CHAPTER.student_tests).write_text(tests, encoding="utf-8")
         folders.append(folder)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_submission
+from conftest import add_dependencies, make_submission
 
 import grader
 from grader.catalog import load_chapter
@@ -275,8 +275,10 @@ def test_start_on_a_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_pat
 
 
 def model_answer(folder: Path) -> None:
-    """Put the kit's model answer (reference radix.py and tests) into ``folder``."""
+    """Put the kit's model answer (reference radix.py, with the kit's map it imports, and
+    tests) into ``folder``."""
     shutil.copyfile(CHAPTER.reference, folder / "radix.py")
+    add_dependencies(folder)
     shutil.copyfile(CHAPTER.model_tests, folder / CHAPTER.student_tests)
 
 
@@ -346,16 +348,18 @@ def test_diff_refuses_before_the_course_tests_pass(
 
 def test_diff_shows_a_unified_diff(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """A correct radix.py that differs from the reference (the wheat w01) gets a unified diff
-    from the student's file to the reference."""
+    from the student's file to the reference, and of that file alone (built on the kit's map,
+    ``--ref-deps``: the submission holds none)."""
     folder = tmp_path / "submission"
     start(capsys, folder)
     (wheat,) = CHAPTER.wheats
     reference = CHAPTER.reference.read_text(encoding="utf-8")
     (folder / "radix.py").write_text(apply_patch(reference, wheat.patch), encoding="utf-8")
-    code, out, err = run(capsys, "diff", "ds.07", "--submission", str(folder))
+    code, out, err = run(capsys, "diff", "ds.07", "--submission", str(folder), "--ref-deps")
     assert (code, err) == (EXIT_PASS, "")
     lines = out.splitlines()
     assert lines[:2] == ["--- yours/radix.py", "+++ reference/radix.py"]
+    assert [line for line in lines if line.startswith(("--- ", "+++ "))] == lines[:2]
     assert lines[2].startswith("@@ ")
     assert "-            node = self._free.pop(0)" in lines
     assert "+            node = self._free.pop()" in lines

@@ -54,6 +54,7 @@ import grader.cli
 import grader.commands.check
 from grader.catalog import Chapter, load_chapter
 from grader.commands.check import CheckReport, Limits, check, student_tests_job
+from grader.dependencies import kit_sources
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
 from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
 from grader.output.summary import report_to_markdown
@@ -175,6 +176,9 @@ def lay_out(case: dict[str, Any], tmp_path: Path) -> Path:
             (folder / "radix.py").symlink_to(CHAPTER.reference)
         else:
             (folder / "radix.py").write_text(REFERENCE, encoding="utf-8")
+        for need in CHAPTER.needs:  # the kit's map where the case brings no hostile one
+            if not (folder / need.implementation).exists():
+                shutil.copyfile(need.reference, folder / need.implementation)
     if setup == "latin1_tests":
         tests = folder / CHAPTER.student_tests
         tests.parent.mkdir(exist_ok=True)
@@ -363,6 +367,7 @@ def run(pool: WorkerPool, source: str, implementation: str = REFERENCE, **job: A
     """Run the test file ``source`` against ``implementation`` in the pool."""
     job.setdefault("time_limit", 10.0)
     job.setdefault("module", CHAPTER.module)
+    job.setdefault("dependencies", kit_sources(CHAPTER))
     return pool.run(Job(implementation, "test_hostile.py", textwrap.dedent(source).lstrip(), **job))
 
 
@@ -1003,6 +1008,8 @@ def six_required_tests(folder: Path) -> Path:
     (folder / "tests").mkdir(parents=True)
     (folder / CHAPTER.student_tests).write_text(ast.unparse(tree), encoding="utf-8")
     (folder / "radix.py").write_text(REFERENCE, encoding="utf-8")
+    for need in CHAPTER.needs:
+        shutil.copyfile(need.reference, folder / need.implementation)
     return folder
 
 

@@ -78,6 +78,8 @@ def test_the_student_edition_holds_no_model_answer(student_edition: Path) -> Non
     with zipfile.ZipFile(student_edition) as wheel:
         names = wheel.namelist()
         assert WHEEL_KIT + "reference/radix.py" in names  # the reference students diff against
+        for need in CHAPTER.needs:  # the kit's map, which --ref-deps grades with
+            assert WHEEL_KIT + f"reference/{need.implementation}" in names
         assert WHEEL_KIT + "student/" + CHAPTER.student_tests in names
         assert not [n for n in names if n.startswith(WHEEL_KIT + "reference/tests")]
         assert all(wheel.read(name) != model_answer for name in names)
@@ -124,19 +126,26 @@ def test_the_installed_edition_grades_outside_the_kit(installed: Path, tmp_path:
     shutil.copyfile(CHAPTER.reference, submission / CHAPTER.implementation)
     weak = SUBMISSIONS / "weak" / CHAPTER.student_tests
     shutil.copyfile(weak, submission / CHAPTER.student_tests)
-    green = run(installed, tmp_path, "tdd", "green")
+    green = run(installed, tmp_path, "tdd", "green")  # radix.py imports a map it lacks
+    assert green.returncode == EXIT_FAIL, green.stdout + green.stderr
+    assert "pass --ref-deps" in green.stderr
+    green = run(installed, tmp_path, "tdd", "green", "--ref-deps")  # the edition ships the kit's
     assert green.returncode == EXIT_PASS, green.stdout + green.stderr
-    checked = run(installed, tmp_path, "check", "--json", "report.json")
+    checked = run(installed, tmp_path, "check", "--ref-deps", "--json", "report.json")
     assert checked.returncode == EXIT_FAIL, checked.stdout + checked.stderr
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert [use["used"] for use in report["dependencies"].values()] == ["kit"]
     assert report["course_tests"]["passed"] == report["course_tests"]["total"] == 11
     assert report["mutation"]["killed"] == 3  # the weak example's kills, as in the staff edition
 
     radix = submission / CHAPTER.implementation
     radix.write_text(radix.read_text(encoding="utf-8") + "# my own note\n", encoding="utf-8")
-    diffed = run(installed, tmp_path, "diff")
+    diffed = run(installed, tmp_path, "diff", "--ref-deps")
     assert diffed.returncode == EXIT_PASS, diffed.stderr
     assert "--- yours/radix.py" in diffed.stdout and "\n-# my own note\n" in diffed.stdout
+    headers = [line for line in diffed.stdout.splitlines() if line.startswith(("--- ", "+++ "))]
+    assert headers == ["--- yours/radix.py", "+++ reference/radix.py"]  # this chapter's alone
+    assert not [need for need in CHAPTER.needs if (submission / need.implementation).exists()]
 
 
 def test_the_staff_edition_keeps_the_model_answer(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from grader.catalog import Chapter, load_chapter
 from grader.commands.check import Limits, check
+from grader.dependencies import kit_sources
 from grader.sandbox.pool import Job, WorkerPool, interpret
 from grader.static_check import check_test_source, function_name
 
@@ -83,7 +84,16 @@ def test_the_graders_hypothesis_settings_hold_whatever_a_file_sets(pool: WorkerP
             assert chosen.max_examples == 7
         """
     )
-    result = pool.run(Job(REFERENCE, "test_settings.py", source, 60.0, CHAPTER.module))
+    result = pool.run(
+        Job(
+            REFERENCE,
+            "test_settings.py",
+            source,
+            60.0,
+            CHAPTER.module,
+            dependencies=kit_sources(CHAPTER),
+        )
+    )
     assert result.all_passed, result.output
 
 
@@ -121,7 +131,16 @@ def test_unittest_test_cases_run_under_the_graders_pytest_options(pool: WorkerPo
         TestInserts = Inserts.TestCase
         """
     )
-    result = pool.run(Job(REFERENCE, "test_styles.py", source, 60.0, CHAPTER.module))
+    result = pool.run(
+        Job(
+            REFERENCE,
+            "test_styles.py",
+            source,
+            60.0,
+            CHAPTER.module,
+            dependencies=kit_sources(CHAPTER),
+        )
+    )
     assert result.status == "completed", result.output
     assert {o.name: o.status for o in result.outcomes} == {
         "TestEmptyTree::test_empty": "passed",

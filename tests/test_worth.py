@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import ReusedRuns
+from conftest import ReusedRuns, add_dependencies
 
 import grader.cli
 from grader.catalog import load_chapter
@@ -37,6 +37,7 @@ def test_each_test_is_shown_with_its_kills(
     folder = tmp_path / "submission"
     (folder / "tests").mkdir(parents=True)
     shutil.copyfile(CHAPTER.reference, folder / CHAPTER.implementation)
+    add_dependencies(folder)
     shutil.copyfile(WORTH_TESTS, folder / CHAPTER.student_tests)
     reused_runs.install(monkeypatch)
     monkeypatch.setenv("COLUMNS", "250")

@@ -323,7 +323,8 @@ def run_audit(
     names = [f"{module}.{f.key}__mutmut_*" for f in chosen] if restricted else []
     folder = Path(tempfile.mkdtemp(prefix="grader-audit-"))
     try:
-        lay_out(folder, chapter.reference.name, source, test_name, tests_text)
+        beside = [(n.implementation, n.reference.read_text("utf-8")) for n in chapter.needs]
+        lay_out(folder, chapter.reference.name, source, test_name, tests_text, beside)
         mutmut_started = time.monotonic()
         began = run_mutmut(folder, chapter.reference.name, names, jobs, progress)
         mutmut_ended = time.monotonic()

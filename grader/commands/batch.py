@@ -40,6 +40,7 @@ from grader.commands.gradebook import (
     write_gradebook,
 )
 from grader.commands.manifest import graded_files
+from grader.dependencies import DependencyProblem
 from grader.errors import GraderError, describe
 from grader.grade import grade
 from grader.locate import RefusedSubmission, locate
@@ -237,6 +238,14 @@ def _grade_one(
         if text_report is not None:
             write_atomically(path.with_suffix(".txt"), text_report(chapter, report))
         return row_of(chapter, name, report, path.relative_to(out).as_posix()), report, kept
+    except DependencyProblem as missing:  # nothing to run the student's code with: a fail
+        total = len(chapter.course_tests)
+        key = result_key(chapter, graded_files(chapter, folder), settings, pool.isolation)
+        row = BatchRow(
+            name, "fail", 0.0, 0, total, None, None, None, (), missing.message, "",
+            graded_at=_now(), key=key.digest,
+        )  # fmt: skip
+        return row, None, (None, None)
     except Exception as error:  # one submission must never stop the batch
         problem = f"not graded: {describe(error)}"
         key = result_key(chapter, {"not graded": problem}, settings, pool.isolation)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter, Mutant
+from grader.dependencies import DependencyUse, Resolved, Sources, kit_sources, resolve
 from grader.hypothesis_profile import GRADER_SETTINGS
 from grader.patching import apply_patch, mutant_sources
 from grader.provenance import ResultKey, result_key
@@ -71,6 +72,9 @@ class Limits:
     """The least isolation the runs must get (``grader.sandbox.confine``): below it the
     check raises ``GraderError`` (exit 2) before grading; ``none`` takes what the machine
     gives."""
+    ref_deps: bool = False
+    """Run the student's implementation with the kit's copy of each earlier chapter's module
+    it needs (``--ref-deps``), not the submission's own (``grader.dependencies``)."""
 
     def settings(self) -> dict[str, object]:
         """Everything that sets how the runs go, as plain data: the limits (not the isolation
@@ -249,6 +253,8 @@ class CheckReport:
     """What decided this result (``grader.provenance``); ``None`` for a report built by hand."""
     settings: dict[str, object] = field(default_factory=dict, compare=False)
     """The settings of the runs (``Limits.settings``): what a replay needs."""
+    dependencies: tuple[DependencyUse, ...] = ()
+    """Which copy of each earlier chapter's module the student's implementation ran with."""
 
     @property
     def verdict(self) -> Verdict:
@@ -278,13 +284,23 @@ class CheckReport:
         return reasons
 
 
-def course_tests_job(chapter: Chapter, implementation: str, time_limit: float) -> Job:
-    """The run of the course tests against ``implementation``."""
+def course_tests_job(
+    chapter: Chapter, implementation: str, time_limit: float, dependencies: Sources | None = None
+) -> Job:
+    """The run of the course tests against ``implementation``, which may import
+    ``dependencies`` (``grader.dependencies.resolve``); ``None``: the kit's, as the reference
+    runs with."""
     test_file = chapter.course_test_file
     source = test_file.read_text(encoding="utf-8")
     interface = chapter_interface(chapter, course_tests=True)
     return Job(
-        implementation, test_file.name, source, time_limit, chapter.module, interface=interface
+        implementation,
+        test_file.name,
+        source,
+        time_limit,
+        chapter.module,
+        interface=interface,
+        dependencies=kit_sources(chapter) if dependencies is None else dependencies,
     )
 
 
@@ -307,11 +323,15 @@ def student_tests_job(
     *,
     reverse: bool = False,
     hash_seed: int = FIXED_HASH_SEED,
+    dependencies: Sources | None = None,
 ) -> Job:
     """The run of the student's test file (its text, ``tests``) against ``implementation``.
 
     Every run of it, whatever the implementation, is this same job but for
-    the implementation's source: the same options, files and environment.
+    the implementation's source: the same options, files and environment,
+    and the kit's copy of every earlier chapter's module the chapter needs
+    (``dependencies`` replaces it for the student's own implementation, in
+    ``tdd green``).
     """
     name = Path(chapter.student_tests).name
     return Job(
@@ -323,6 +343,7 @@ def student_tests_job(
         reverse=reverse,
         hash_seed=hash_seed,
         interface=chapter_interface(chapter),
+        dependencies=kit_sources(chapter) if dependencies is None else dependencies,
     )
 
 
@@ -336,17 +357,36 @@ def check(
     """Grade the submission in ``folder``: the phases in the module docstring.
 
     Pass a ``pool`` to share warm workers between many checks (batch grading);
-    otherwise the check starts its own and closes it when done.
+    otherwise the check starts its own and closes it when done. An
+    implementation that needs an earlier chapter's module the submission
+    lacks (and ``limits.ref_deps`` off) raises ``DependencyProblem``, a fail,
+    before anything runs.
     """
+    submission = read_submission(chapter, folder)
+    resolved = resolve(chapter, folder, submission.implementation, limits.ref_deps)
     if pool is None:
         with WorkerPool(minimum=limits.isolation) as own_pool:
-            return check(chapter, folder, limits, progress, own_pool)
+            return _graded(chapter, folder, limits, progress, own_pool, submission, resolved)
+    return _graded(chapter, folder, limits, progress, pool, submission, resolved)
+
+
+def _graded(
+    chapter: Chapter,
+    folder: Path,
+    limits: Limits,
+    progress: Progress | None,
+    pool: WorkerPool,
+    submission: Submission,
+    resolved: Resolved,
+) -> CheckReport:
+    """The phases of ``check`` on a submission read and its dependencies resolved."""
     started = time.monotonic()
     graded_at = datetime.now(UTC).isoformat(timespec="seconds")
-    submission = read_submission(chapter, folder)
     mutants = mutant_sources(chapter)  # first: a broken kit fails every check, whatever it holds
     with ThreadPoolExecutor(pool.workers + 1) as threads:
-        course_run = _start_course_tests(chapter, submission, limits, pool, threads)
+        course_run = _start_course_tests(
+            chapter, submission, limits, pool, threads, resolved.sources
+        )
         validation_started = time.monotonic()
         student = _validate(chapter, submission, limits, pool, threads)
         validation_seconds = time.monotonic() - validation_started
@@ -380,6 +420,8 @@ def check(
         "tests": chapter.student_tests,
         "tests_text": submission.tests,
     }
+    for module, text in resolved.sources:  # what the student's tree ran with decides too
+        graded[f"dependency {module}"] = text
     return CheckReport(
         chapter.id,
         str(folder),
@@ -394,6 +436,7 @@ def check(
         known_sources=compare_with_the_kit(chapter, submission.tests),
         key=result_key(chapter, graded, settings, pool.isolation),
         settings=settings,
+        dependencies=resolved.uses,
     )
 
 
@@ -432,10 +475,11 @@ def _start_course_tests(
     limits: Limits,
     pool: WorkerPool,
     threads: ThreadPoolExecutor,
+    dependencies: Sources,
 ) -> Future[RunResult] | None:
     if submission.implementation is None:
         return None
-    job = course_tests_job(chapter, submission.implementation, limits.course_tests)
+    job = course_tests_job(chapter, submission.implementation, limits.course_tests, dependencies)
     return threads.submit(pool.run, job)
 
 

@@ -99,6 +99,7 @@ def function_key(mutant_id: str) -> str:
 MUTMUT_CONFIG = """\
 [tool.mutmut]
 source_paths = ["{module}"]
+also_copy = {also_copy}
 pytest_add_cli_args_test_selection = ["tests/"]
 pytest_add_cli_args = ["-p", "no:cacheprovider"]
 timeout_multiplier = 4.0
@@ -141,13 +142,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 '''
 
 
-def lay_out(folder: Path, module_file: str, source: str, test_name: str, tests: str) -> None:
-    """Write the copy: the module at the top, the test file and its conftest under tests/."""
+def lay_out(
+    folder: Path,
+    module_file: str,
+    source: str,
+    test_name: str,
+    tests: str,
+    beside: Sequence[tuple[str, str]] = (),
+) -> None:
+    """Write the copy: the module at the top, with the files it imports (``beside``: file name
+    and text, never mutated), the test file and its conftest under tests/."""
     (folder / module_file).write_text(source, encoding="utf-8")
+    for name, text in beside:
+        (folder / name).write_text(text, encoding="utf-8")
+    also_copy = json.dumps([name for name, _ in beside])
     (folder / "tests").mkdir()
     (folder / "tests" / test_name).write_text(tests, encoding="utf-8")
     (folder / "tests" / "conftest.py").write_text(AUDIT_CONFTEST, encoding="utf-8")
-    (folder / "pyproject.toml").write_text(MUTMUT_CONFIG.format(module=module_file), "utf-8")
+    config = MUTMUT_CONFIG.format(module=module_file, also_copy=also_copy)
+    (folder / "pyproject.toml").write_text(config, "utf-8")
     (folder / "home").mkdir()
 
 

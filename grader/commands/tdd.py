@@ -12,6 +12,7 @@ from typing import Literal
 
 from grader.catalog import Chapter
 from grader.commands.check import student_tests_job
+from grader.dependencies import resolve
 from grader.sandbox.pool import RunResult, TestStatus, WorkerPool, failure_line, status_phrase
 from grader.static_check import check_test_source, function_name
 from grader.submission import read_submission
@@ -32,9 +33,13 @@ class TddResult:
         return not self.problems
 
 
-def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60.0) -> TddResult:
+def run_tdd(
+    chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60.0, ref_deps: bool = False
+) -> TddResult:
     """Red: each required test fails on the stub and passes on the reference. Green: every
-    test passes on the student's code."""
+    test passes on the student's code, with the submission's own copy of each earlier
+    chapter's module it needs (the kit's with ``ref_deps``; ``DependencyProblem`` when the
+    submission has none)."""
     submission = read_submission(chapter, folder)
     if submission.tests is None:
         return TddResult(stage, {}, (submission.tests_problem or "no test file",))
@@ -46,8 +51,12 @@ def run_tdd(chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60
     implementation = submission.implementation
     if implementation is None:
         return TddResult(stage, {}, (submission.implementation_problem or "no implementation",))
+    dependencies = resolve(chapter, folder, implementation, ref_deps).sources
+    job = student_tests_job(
+        chapter, submission.tests, implementation, time_limit, dependencies=dependencies
+    )
     with WorkerPool(workers=1) as pool:
-        run = pool.run(student_tests_job(chapter, submission.tests, implementation, time_limit))
+        run = pool.run(job)
     outcomes = {name: run.outcome(name) for name in run.test_names()}
     problems = _run_problems(chapter, run) + _missing(chapter, names)
     problems += [

@@ -61,6 +61,10 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
             "implementation": report.files.get("implementation"),
             "tests": report.files.get("tests"),
         },
+        "dependencies": {
+            use.id: {"module": use.module, "used": use.used, "file": use.file}
+            for use in report.dependencies
+        },
         "unmodified": list(report.unmodified),
         "course_tests": {
             "passed": course.passed,

@@ -214,6 +214,7 @@ def _summary(chapter: Chapter, report: CheckReport, points: Grade) -> str:
     if course.problem:
         lines.append(away_from_the_kit(report, course.problem))
     graded = [path for path in report.files.values() if path]
+    graded += [use.file for use in report.dependencies if use.file]
     if graded:
         lines.append(f"Files graded: {', '.join(graded)}.")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from grader.catalog import Chapter
+from grader.catalog import Chapter, Dependency
 from grader.chapter_text import without_markers
 from grader.commands.audit import AuditReport, GeneratedMutant
 from grader.commands.batch import BatchResult
@@ -76,6 +76,11 @@ def render_start(console: Console, chapter: Chapter, result: StartResult) -> Non
         (f"grader check {folder}", "the verdict: the course tests, then the mutants"),
         (f"grader diff {folder}", "compare with the reference once it passes"),
     ]
+    for need in chapter.needs:
+        console.print(
+            f"{chapter.implementation} may use your {need.implementation} ({need.id}): copy it "
+            f"beside it yourself (start never writes it), or pass --ref-deps for the kit's"
+        )
     console.print("\nNext steps:")
     for number, (command, why) in enumerate(steps, 1):
         _whole(console, Text(f"  {number}. {command}"))
@@ -122,6 +127,17 @@ def _fields(console: Console, fields: list[tuple[str, str]], names: tuple[str, .
 def render_catalog(console: Console, chapter: Chapter) -> None:
     """The test catalog in full at any width: entries, not table cells, so nothing is cut."""
     console.print(Text.assemble((chapter.id, "bold"), f": {chapter.title}"))
+    for need in chapter.needs:
+        console.print()
+        _indented(console, 0, "Needs: ", f"{need.id}, {need.title}", label_style="bold underline")
+        _fields(
+            console,
+            [
+                ("uses", need.uses),
+                ("operations", need.operations),
+                ("where", _need_where(chapter, need)),
+            ],
+        )
     console.print(
         Text.assemble(
             "\n",
@@ -208,6 +224,14 @@ def render_rules(
             console.print(Text(f"    {label}:", style="dim"))
             for line in shown.splitlines() or [""]:
                 _whole(console, Text(f"        {line}"))
+
+
+def _need_where(chapter: Chapter, need: Dependency) -> str:
+    """Where a student's own copy of ``need`` goes, and what to do without one."""
+    return (
+        f"your own {need.implementation} beside {chapter.implementation}; `grader start` never "
+        f"writes it. Without one, pass --ref-deps to check, tdd and diff to use the kit's"
+    )
 
 
 def render_chapter(console: Console, text: str) -> None:

@@ -11,7 +11,11 @@ it.
 
 The source arrives on a file descriptor after the fork (the warm worker
 this process is forked from never reads any implementation), is compiled
-under the module's plain file name and run as the module. Objects stay
+under the module's plain file name and run as the module. The modules a job
+brings beside it (an earlier chapter's, which the implementation imports)
+arrive the same way and are run here too, under their own file names, when
+the implementation first imports them: nothing of them reaches the test
+process either. Objects stay
 here; the test process names them by handles. An exception the
 implementation raises goes back as its nearest built-in type and message;
 the stand-in decides which types the tests see as themselves.
@@ -26,6 +30,8 @@ from __future__ import annotations
 
 import builtins
 import copy
+import importlib.abc
+import importlib.machinery
 import inspect
 import linecache
 import os
@@ -82,13 +88,40 @@ def read_source(fd: int) -> bytes:
 def load(source: bytes, name: str) -> types.ModuleType:
     """Run ``source`` as the module ``name``, as an import would (BOM and coding line honoured)."""
     module = types.ModuleType(name)
-    module.__file__ = f"{name}.py"
     sys.modules[name] = module
-    text = source.decode("utf-8-sig", "replace").splitlines(keepends=True)
-    linecache.cache[f"{name}.py"] = (len(source), None, text, f"{name}.py")
-    code = compile(source, f"{name}.py", "exec", dont_inherit=True)
-    exec(code, module.__dict__)
+    _execute(source, module)
     return module
+
+
+def _execute(source: bytes, module: types.ModuleType) -> None:
+    """Run ``source`` in ``module`` under the file name ``NAME.py``, its lines kept for reports."""
+    filename = f"{module.__name__}.py"
+    module.__file__ = filename
+    text = source.decode("utf-8-sig", "replace").splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, text, filename)
+    code = compile(source, filename, "exec", dont_inherit=True)
+    exec(code, module.__dict__)
+
+
+class Dependencies(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the modules a job brought beside the implementation, by name, among the sources
+    this process read; first on ``sys.meta_path``, so no file of that name can stand in."""
+
+    def __init__(self, sources: dict[str, bytes]) -> None:
+        self.sources = sources
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.sources:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, origin=f"{fullname}.py")
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        _execute(self.sources[module.__name__], module)
 
 
 def describe(
@@ -326,10 +359,20 @@ def _read(obj: Any, name: str) -> Any:
 
 
 def run(
-    source_fd: int, requests: int, replies: int, contract: Contract, names: list[str] | None
+    source_fd: int,
+    requests: int,
+    replies: int,
+    contract: Contract,
+    names: list[str] | None,
+    dependencies: dict[str, int] | None = None,
 ) -> None:
-    """The implementation process's whole life: load the module, say what it offers, serve."""
+    """The implementation process's whole life: load the module, say what it offers, serve.
+
+    ``dependencies`` maps each module the implementation may import to the descriptor of
+    its source."""
     source = read_source(source_fd)
+    sources = {name: read_source(fd) for name, fd in (dependencies or {}).items()}
+    sys.meta_path.insert(0, Dependencies(sources))
     try:
         wire.receive(requests)  # nothing of the module runs before the tests are collected
     except wire.WireError:

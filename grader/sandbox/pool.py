@@ -115,6 +115,10 @@ class Job:
     hash_seed: int = FIXED_HASH_SEED
     interface: Interface | None = None
     """What the tests may reach of the module; ``None``: every public name and member."""
+    dependencies: tuple[tuple[str, str], ...] = ()
+    """Each module the implementation may import beside the standard library (an earlier
+    chapter's), as its name and source; it runs in the implementation's process, as the
+    implementation does."""
 
 
 @dataclass(frozen=True)
@@ -383,10 +387,12 @@ class _Zygote:
             "reverse": job.reverse,
             "contract": job.interface.contract() if job.interface else ANY_INTERFACE,
             "cpu": self.cpu,
+            "dependencies": [name for name, _ in job.dependencies],
         }
         started = time.monotonic()
         try:
-            self._send_job(message, job.implementation, job.test_source)
+            dependencies = [source for _, source in job.dependencies]
+            self._send_job(message, [job.implementation, job.test_source, *dependencies])
             self.child_pid = int(json.loads(self._read_line(started + WORKER_START_SECONDS))["pid"])
             deadline = time.monotonic() + job.time_limit + WORKER_GRACE_SECONDS
             record = json.loads(self._read_line(deadline))
@@ -444,10 +450,11 @@ class _Zygote:
         self.process = self._start()
         return RunResult("crashed", (), PARENT_KILLED, "", 0.0)
 
-    def _send_job(self, message: dict[str, Any], implementation: str, tests: str) -> None:
-        """Send the job with its two sources as sealed in-memory files the worker never reads."""
+    def _send_job(self, message: dict[str, Any], texts: list[str]) -> None:
+        """Send the job with its sources (implementation, tests, then each dependency) as sealed
+        in-memory files the worker never reads."""
         assert self.control is not None
-        sources = [_memory_file(implementation), _memory_file(tests)]
+        sources = [_memory_file(text) for text in texts]
         try:
             socket.send_fds(self.control, [json.dumps(message).encode()], sources)
         finally:

@@ -73,6 +73,8 @@ EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
 EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
 CONTROL_FD = 0
 """The zygote's stdin: a Unix socket on which each job comes with its sources' descriptors."""
+MAX_DEPENDENCIES = 8
+"""The most modules besides the implementation a job may bring for its implementation process."""
 STOPPED_CHECK_SECONDS = 0.5
 """How often a run that reports nothing is checked for being stopped."""
 SWEEP_ROUNDS = 200
@@ -126,20 +128,22 @@ def serve(scratch: Path, confinement: Confinement) -> None:
 
 
 def _receive_job(control: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
-    """The next job and its two source descriptors (implementation, tests); ``None`` at the end.
+    """The next job and its source descriptors (implementation, tests, then one per
+    dependency the job names); ``None`` at the end.
 
     The sources come as file descriptors the zygote passes on to the run's
     children unread: no implementation's code is ever in this process's memory,
     so no process forked from it can find one there.
     """
-    message, fds, _, _ = socket.recv_fds(control, 1 << 20, 2)
+    message, fds, _, _ = socket.recv_fds(control, 1 << 20, 2 + MAX_DEPENDENCIES)
     if not message:
         for fd in fds:
             os.close(fd)
         return None, []
-    if len(fds) != 2:
+    job = json.loads(message)
+    if len(fds) != 2 + len(job.get("dependencies", [])):
         raise GraderGone
-    return json.loads(message), fds
+    return job, fds
 
 
 def _warm_up(scratch: Path) -> None:
@@ -180,7 +184,7 @@ def run_job(
     """
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     spawned: list[Spawned] = []
-    implementation_source, test_source = sources
+    implementation_source, test_source, *dependency_sources = sources
     try:
         _lay_out(folder)
         confine.hand_over([folder, *folder.rglob("*")], confinement)
@@ -196,7 +200,7 @@ def run_job(
             spawned.append(
                 server.spawn(
                     {**common, "kind": "implementation"},
-                    [implementation_source, requests[0], replies[1]],
+                    [implementation_source, requests[0], replies[1], *dependency_sources],
                     folder,
                 )
             )
@@ -240,8 +244,8 @@ def _run_process(job: dict[str, Any], descriptors: list[int]) -> None:
     try:
         folder, cpu = Path(job["folder"]), job["cpu"]
         if job["kind"] == "implementation":
-            source, requests, replies = descriptors
-            _implementation_child(folder, source, requests, replies, job, cpu)
+            source, requests, replies, *dependencies = descriptors
+            _implementation_child(folder, source, requests, replies, dependencies, job, cpu)
         else:
             source, events, requests, replies = descriptors
             _test_child(folder, source, events, requests, replies, job, cpu)
@@ -433,16 +437,27 @@ def _test_child(
 
 
 def _implementation_child(
-    folder: Path, source_fd: int, requests: int, replies: int, job: dict[str, Any], cpu: int | None
+    folder: Path,
+    source_fd: int,
+    requests: int,
+    replies: int,
+    dependency_fds: list[int],
+    job: dict[str, Any],
+    cpu: int | None,
 ) -> None:
-    """The implementation process: load the module on the test's first import, then serve."""
+    """The implementation process: load the module on the test's first import, then serve.
+
+    The modules the job brings beside it (an earlier chapter's) are loaded in this process
+    too, when the implementation imports them."""
     own = folder / "implementation"
-    _isolate(own, folder, (source_fd, requests, replies), float(job["time_limit"]), cpu)
+    keep = (source_fd, requests, replies, *dependency_fds)
+    _isolate(own, folder, keep, float(job["time_limit"]), cpu)
     contract = job["contract"]
     terms = implementation.Contract(
         str(job["module"]), contract["members"], contract["private"], bool(contract.get("frames"))
     )
-    implementation.run(source_fd, requests, replies, terms, contract["names"])
+    dependencies = dict(zip(map(str, job.get("dependencies", [])), dependency_fds, strict=True))
+    implementation.run(source_fd, requests, replies, terms, contract["names"], dependencies)
 
 
 def _isolate(
