@@ -58,10 +58,12 @@ def _files_digest(paths: list[Path], root: Path) -> str:
 
 def chapter_files(chapter: Chapter) -> list[Path]:
     """The content files a grade depends on: reference, stub, skeleton, model answer, course
-    tests (their folder's ``conftest.py`` too), every mutant and wheat patch."""
+    tests (their folder's ``conftest.py`` too), the kit's copy of each module the chapter
+    needs, every mutant and wheat patch."""
     course = chapter.course_test_file
     return [
         chapter.reference,
+        *(need.reference for need in chapter.needs),
         chapter.stub,
         chapter.stub_tests,
         chapter.model_tests,
