@@ -9,6 +9,7 @@ patches), its catalog, and one line in ``CHAPTERS`` saying where that lies.
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,16 @@ class CourseTest:
 class RequiredTest:
     name: str
     checks: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the way through the chapter: a command to run, or a file to edit
+    (``edit`` is ``tests`` or ``implementation``, the submission's file of that role)."""
+
+    what: str
+    command: str = ""
+    edit: str = ""
 
 
 @dataclass(frozen=True)
@@ -162,12 +173,40 @@ class Chapter:
     it from ``witnesses`` for where they run."""
     needs: tuple[Dependency, ...] = ()
     """The earlier chapters whose modules the implementation may import."""
+    workflow: tuple[Step, ...] = ()
+    """The steps from ``grader start`` to a pass, in order."""
+    slow_test_seconds: float = float("inf")
+    """A student's test slower than this on the reference is named as slow; the catalog sets
+    it (``inf``: a catalog without it warns of none)."""
 
     def mutant(self, mutant_id: str) -> Mutant:
         for mutant in self.mutants:
             if mutant.id == mutant_id:
                 return mutant
         raise GraderError(f"chapter {self.id} has no mutant {mutant_id!r}")
+
+
+def step_line(chapter: Chapter, step: Step, folder: Path | None = None) -> str:
+    """The step as a student types it: ``edit tests/test_ds07_radix.py``, or the command,
+    with ``--submission folder`` for the commands that read a submission when ``folder`` is
+    given (the paths quoted for a shell)."""
+    if step.edit:
+        path = chapter.student_tests if step.edit == "tests" else chapter.implementation
+        return f"edit {shlex.quote(str(folder / path)) if folder else path}"
+    if folder is None or step.command in FOLDERLESS_COMMANDS:
+        return step.command
+    return f"{step.command} --submission {shlex.quote(str(folder))}"
+
+
+FOLDERLESS_COMMANDS = frozenset({"grader start", "grader chapter", "grader tests"})
+"""The commands that read no submission."""
+
+
+EXTRA_TESTS = (
+    "more tests than the required ones are welcome: each must pass on the reference and on "
+    "every correct variant, and every one of them counts for kills"
+)
+"""What every text says of tests beyond the required ones."""
 
 
 def load_chapter(chapter_id: str = DEFAULT_CHAPTER, root: Path | None = None) -> Chapter:
@@ -236,7 +275,13 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         course_tests_also_call=tuple(str(m) for m in head.get("course_tests_also_call", [])),
         witnesses=settings_from(data["witnesses"], mutants_dir) if "witnesses" in data else None,
         needs=tuple(_dependency_from(entry, root) for entry in data.get("needs", [])),
+        slow_test_seconds=float(head.get("slow_test_seconds", "inf")),
+        workflow=tuple(Step(**entry) for entry in data.get("workflow", [])),
     )
+    if any(bool(step.command) == bool(step.edit) for step in chapter.workflow) or any(
+        step.edit not in ("", "tests", "implementation") for step in chapter.workflow
+    ):
+        raise ValueError("each workflow step needs a command or an edit of tests/implementation")
     ids = [m.id for m in chapter.mutants]
     if len(set(ids)) != len(ids) or (not set(chapter.required) <= set(ids) and ids):
         raise ValueError("mutant ids must be unique and include every required mutant")

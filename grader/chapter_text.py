@@ -19,7 +19,7 @@ import re
 import textwrap
 from collections.abc import Callable
 
-from grader.catalog import Chapter
+from grader.catalog import EXTRA_TESTS, Chapter, step_line
 from grader.errors import GraderError
 
 BLOCK = re.compile(
@@ -70,8 +70,15 @@ def _your_tests(chapter: Chapter) -> str:
     return (
         f"{listed}\nYour tests are graded by mutation: they must catch at least"
         f" {chapter.threshold:.0%} of the {len(chapter.mutants)} planted mutants, and always"
-        f" {required}.\n"
+        f" {required}. {EXTRA_TESTS[0].upper()}{EXTRA_TESTS[1:]}.\n"
     )
+
+
+def _workflow(chapter: Chapter) -> str:
+    lines = [(step_line(chapter, step), step.what) for step in chapter.workflow]
+    width = max((len(line) for line, _ in lines), default=0)
+    body = "".join(f"{line:<{width}}  # {what}\n" for line, what in lines)
+    return f"```sh\n{body}```\n"
 
 
 def _pitfalls(chapter: Chapter) -> str:
@@ -93,6 +100,7 @@ BLOCKS: dict[str, Callable[[Chapter], str]] = {
     "course-tests": _course_tests,
     "your-tests": _your_tests,
     "pitfalls": _pitfalls,
+    "workflow": _workflow,
 }
 """Each block the chapter may hold, made from the catalog."""
 

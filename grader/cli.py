@@ -42,6 +42,7 @@ from grader.commands.manifest import (
 from grader.commands.merge import merge_outputs
 from grader.commands.release import build_release
 from grader.commands.replay import regrade_class, replay_report
+from grader.commands.tdd import TIME_LIMIT as TDD_TIME_LIMIT
 from grader.commands.tdd import run_tdd
 from grader.errors import (
     EXIT_FAIL,
@@ -72,6 +73,8 @@ from grader.output.terminal import (
     render_start,
     render_tdd,
 )
+from grader.output.wording import limits_sentence
+from grader.regrade import ResultCache
 from grader.roster import read_roster
 from grader.sandbox.confine import ISOLATION_CHOICES
 from grader.static_rules import RULES
@@ -116,7 +119,7 @@ def cmd_chapter(args: argparse.Namespace, chapter: Chapter, console: Console) ->
 
 def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     result = run_tdd(chapter, args.submission, args.stage, ref_deps=args.ref_deps)
-    render_tdd(console, result)
+    render_tdd(console, chapter, result)
     return EXIT_PASS if result.ok else EXIT_FAIL
 
 
@@ -141,12 +144,15 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     )
     progress = progress_bar()
     with progress:
-        task = progress.add_task("mutants", total=len(chapter.mutants))
+        task = progress.add_task("starting", total=None)
         report = check(
             chapter,
             args.submission,
             limits,
-            progress=lambda phase, done, total: progress.update(task, completed=done),
+            progress=lambda phase, done, total: progress.update(
+                task, description=phase, completed=done, total=total or None
+            ),
+            cache=None if args.no_cache else ResultCache(),
         )
     render_check(console, chapter, report)
     if args.json:
@@ -362,10 +368,23 @@ def _add_submission(sub: argparse.ArgumentParser) -> None:
     )
 
 
+DEFAULT_TIME_LIMIT = 120.0
+"""``--time-limit``'s default, in seconds."""
+
+
 def _add_time_limit(sub: argparse.ArgumentParser, help_text: str) -> None:
     sub.add_argument(
-        "--time-limit", type=_seconds, default=120.0, metavar="SECONDS", help=help_text
+        "--time-limit",
+        type=_seconds,
+        default=DEFAULT_TIME_LIMIT,
+        metavar="SECONDS",
+        help=f"{help_text} (default {DEFAULT_TIME_LIMIT:g})",
     )
+
+
+def default_limits() -> Limits:
+    """The limits of a check run with no option: what ``--help`` and the chapter state."""
+    return Limits(course_tests=DEFAULT_TIME_LIMIT, student_tests=DEFAULT_TIME_LIMIT)
 
 
 def _add_jobs(sub: argparse.ArgumentParser, default: int | None, help_text: str) -> None:
@@ -464,6 +483,10 @@ def _add_tdd(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
         cmd_tdd,
         "red: your tests must fail on the stub; green: they must pass on your code",
     )
+    sub.epilog = (
+        f"Each run of your tests may take {TDD_TIME_LIMIT:g} s; tdd names the slowest tests "
+        "and warns of any slower than the chapter allows (grader tests says how slow)."
+    )
     _add_chapter(sub)
     sub.add_argument("stage", choices=["red", "green"], help="which stage to check")
     _add_submission(sub)
@@ -477,6 +500,7 @@ def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
         cmd_check,
         "grade your code with the course tests and your tests with the mutants",
     )
+    sub.epilog = f"Default {limits_sentence(default_limits())}."
     _add_chapter(sub)
     _add_submission(sub)
     _add_json_and_mutation_report(sub)
@@ -511,6 +535,12 @@ def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
     _add_time_limit(sub, "time limit of the course tests and of your tests on the reference")
     _add_isolation(sub)
+    sub.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every phase again, even those whose files and kit are unchanged since an "
+        "earlier check (kept in the grader's own cache folder, never in the submission)",
+    )
     sub.add_argument(
         "--tests-time-limit",
         type=_seconds,

@@ -27,6 +27,16 @@ GRADER_SETTINGS: dict[str, Any] = {
 """Each setting the grader fixes, with its value (the health checks: all of them, suppressed)."""
 OVERRIDDEN_SETTINGS = frozenset({"deadline", "print_blob", "suppress_health_check"})
 """The settings a test file may write and the grader replaces with its own value."""
+SHRINK_BUDGET = {"MAX_SHRINKS": 100, "MAX_SHRINKING_SECONDS": 30}
+"""How far hypothesis shrinks a failure in a graded run: at most this many successful
+shrinks (hypothesis's own default is 500) and this many seconds (its default: 300).
+
+Shrinking only makes the failing example shorter: the failure is found before it starts, so
+the budget changes no verdict. Without it, shrinking a long program through the stand-in
+(every call a round trip) could run past a run's time limit, and a tree that fails a test
+read as one that hangs. The count binds first on every tree measured, so the program shown
+is the same on every run; the seconds are the backstop on a loaded machine. Hypothesis
+names these two module constants as the ones to patch (``engine.py``)."""
 
 
 def enforce() -> None:
@@ -37,7 +47,10 @@ def enforce() -> None:
     the grader fixes are put back into every settings object as it is made.
     """
     import hypothesis
+    from hypothesis.internal.conjecture import engine
 
+    for name, value in SHRINK_BUDGET.items():
+        setattr(engine, name, value)
     fixed: dict[str, Any] = {
         **GRADER_SETTINGS,
         "suppress_health_check": list(hypothesis.HealthCheck),

@@ -12,6 +12,7 @@ standard library, and the path inside the kit for the kit's own files.
 
 from __future__ import annotations
 
+import re
 import sysconfig
 from functools import cache
 
@@ -38,3 +39,31 @@ def without_machine_paths(text: str) -> str:
     for folder, name in _prefixes():
         text = text.replace(folder, name)
     return text
+
+
+_FRAME = re.compile(r"^(?P<file>\S+?):(?P<line>\d+): in \S+")
+GRADER_FRAMES = ("grader/sandbox/",)
+"""Frames of the grader's own machinery (the stand-in module and its wire): a student can do
+nothing with them, and the frame below them (their ``radix.py``) is the one that matters."""
+NO_ADVICE = ("Use -v to get more diff", "Use -vv to get more diff")
+"""pytest's advice to rerun with options a graded run does not take."""
+
+
+def for_students(text: str) -> str:
+    """A pytest report as a student reads it: machine paths shortened, the grader's own frames
+    (each a location line and the source lines under it) left out, and no advice to pass
+    options the student cannot pass."""
+    kept: list[str] = []
+    skipping = False
+    for line in without_machine_paths(text).splitlines():
+        frame = _FRAME.match(line)
+        if frame:
+            skipping = any(part in frame["file"] for part in GRADER_FRAMES)
+        elif skipping and not line.startswith(("E ", "E\t")) and line != "E":
+            continue
+        else:
+            skipping = False
+        if skipping or line.strip().removeprefix("E").strip() in NO_ADVICE:
+            continue
+        kept.append(line.replace("grader.sandbox.proxy.ImplementationError", "ImplementationError"))
+    return "\n".join(kept)

@@ -1,9 +1,9 @@
 """ds.07: a radix tree over token ids, with an index-linked LRU list of its leaves.
 
 Your task: fill in every method of ``RadixTree`` below so that it behaves as
-the chapter describes. Read it with ``grader chapter`` (the file is
-``chapter/ds07-radix-tree.md`` in the kit): why a prefix cache needs this
-tree, the representation, a worked example, and every rule of the interface.
+the chapter describes. Read it with ``grader chapter``: why a prefix cache
+needs this tree, the representation, a worked example, and every rule of the
+interface.
 Each method's docstring below states the rules the course tests enforce for
 it, the exceptions included. Keep the names, signatures and type hints
 exactly as they are: the course tests and the grader's planted mutants import
@@ -23,12 +23,14 @@ Get the model-based test passing at granule 1 before granule 2: its two
 cases are ``test_model_based_against_a_naive_map[granule1]`` and
 ``[granule2]``.
 
-Commands:
+Commands, in order:
 
     grader chapter     # the chapter: the tree, the worked example, the interface
     grader tests       # the test catalog: what each course test checks, and why
     grader tdd red     # write tests/test_ds07_radix.py first: it must fail on this stub
+    grader tdd green   # then write this file: your tests must pass on it
     grader check       # the verdict: course tests, then your tests graded by mutation
+    grader diff        # your radix.py beside the reference, once the course tests pass
 """
 
 from __future__ import annotations

@@ -21,10 +21,11 @@ interfaces (library, command line) are checked against it.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,3 +207,17 @@ def _lazy(worker: type[Any]) -> Callable[..., Any]:
 def reused_runs() -> ReusedRuns:
     """The session's memo of sandboxed runs (inactive until a test installs it)."""
     return ReusedRuns()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_result_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """``grader check``'s result cache (``grader.regrade``) in a folder of this session's,
+    for the commands run here and the ones they start: never the user's own cache."""
+    folder = tmp_path_factory.mktemp("cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    yield folder
+    if before is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = before

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import io
 import re
 import shlex
 import shutil
@@ -20,12 +21,16 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from grader import cli
 from grader.catalog import load_chapter
 from grader.chapter_text import BLOCK, BLOCKS, read_chapter_text, stale_blocks, without_markers
 from grader.cli import main
+from grader.commands.tdd import TIME_LIMIT as TDD_TIME_LIMIT
 from grader.errors import EXIT_PASS, EXIT_USAGE
+from grader.output.terminal import render_catalog
+from grader.output.wording import limits_sentence
 
 KIT = Path(__file__).resolve().parents[1]
 CHAPTER = load_chapter()
@@ -166,8 +171,72 @@ def test_every_cited_page_exists_in_the_kit(path: Path) -> None:
 
 
 def test_the_stub_sends_the_student_to_the_chapter() -> None:
+    """``grader chapter`` is how a student reads it: the kit's file is never theirs to open."""
     stub = CHAPTER.stub.read_text(encoding="utf-8")
-    assert "grader chapter" in stub and f"chapter/{CHAPTER.text.name}" in stub
+    assert "grader chapter" in stub and f"chapter/{CHAPTER.text.name}" not in stub
+
+
+def commands_in_order(text: str) -> list[str]:
+    """The workflow's commands in the order ``text`` first names them."""
+    commands = [step.command for step in CHAPTER.workflow if step.command]
+    found = sorted((text.find(command), command) for command in commands)
+    return [command for at, command in found if at >= 0]
+
+
+def catalog_text() -> str:
+    out = io.StringIO()
+    render_catalog(Console(file=out, width=80), CHAPTER)
+    return out.getvalue()
+
+
+def catalog_order(named: list[str]) -> list[str]:
+    return [step.command for step in CHAPTER.workflow if step.command in named]
+
+
+@pytest.mark.parametrize("where", ["stub", "skeleton", "chapter", "grader tests"])
+def test_every_text_says_the_workflow_in_the_catalogs_order(where: str) -> None:
+    """The chapter, the stub and the skeleton name the steps in one order, the catalog's
+    (``grader start`` prints its next steps from the catalog itself); ``tdd green`` comes
+    before ``check`` everywhere."""
+    text = {  # the passage of each that states the way through
+        "stub": CHAPTER.stub.read_text(encoding="utf-8").partition("Commands, in order:")[2],
+        "skeleton": CHAPTER.stub_tests.read_text(encoding="utf-8").partition("# Workflow:")[2],
+        "chapter": without_markers(TEXT).partition("## How to work")[2].partition("## 1.")[0],
+        "grader tests": " ".join(catalog_text().split()).partition("In order:")[2],
+    }[where]
+    named = commands_in_order(text)
+    assert {"grader tdd red", "grader tdd green", "grader check"} <= set(named), named
+    assert named == catalog_order(named)
+
+
+def test_a_text_out_of_order_is_caught() -> None:
+    wrong = "run `grader check`, then `grader tdd green`, after `grader tdd red`"
+    assert commands_in_order(wrong) != catalog_order(commands_in_order(wrong))
+
+
+def test_extra_tests_are_said_to_be_allowed_and_counted_everywhere(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    said = "every one of them counts for kills"
+    assert said in " ".join(CHAPTER.stub_tests.read_text(encoding="utf-8").replace("#", "").split())
+    assert said in " ".join(without_markers(TEXT).split())
+    assert main(["tests"]) == EXIT_PASS
+    assert said in " ".join(capsys.readouterr().out.split())
+    assert main(["start", "--submission", str(tmp_path / "s")]) == EXIT_PASS
+    assert "every one counts for kills" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_skeleton_asks_no_pin_the_catalog_does_not_name() -> None:
+    """A required test's docstring in the skeleton and its entry in the catalog (the chapter
+    and ``grader tests`` show it) agree on whether it pins the granule."""
+    skeleton = ast.parse(CHAPTER.stub_tests.read_text(encoding="utf-8"))
+    docstrings = {
+        node.name: ast.get_docstring(node) or ""
+        for node in skeleton.body
+        if isinstance(node, ast.FunctionDef)
+    }
+    for test in CHAPTER.required_tests:
+        assert ("granule 2" in docstrings[test.name]) == ("granule 2" in test.checks), test.name
 
 
 def test_without_markers_keeps_every_block() -> None:
@@ -297,3 +366,10 @@ def test_a_missing_chapter_is_a_broken_kit_in_one_line(
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith("grader: the kit is broken: cannot read ") and err.count("\n") == 1
+
+
+def test_the_chapter_states_every_default_limit() -> None:
+    """The limits ``grader check --help`` states, and tdd's, are the chapter's words too."""
+    text = " ".join(without_markers(TEXT).split())
+    assert f"Default {limits_sentence(cli.default_limits())}." in text
+    assert f"gives each run of your tests {TDD_TIME_LIMIT:g} s" in text

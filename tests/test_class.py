@@ -232,7 +232,7 @@ def test_the_class_report_holds_the_figures(batch: dict[str, Any]) -> None:
     assert course["test_hand_example_split_and_match"] == (1, 6)  # eve's copy passes
     reasons = {r["reason"]: r["students"] for r in data["invalid_reasons"]}
     assert reasons == {
-        "a test fails on the reference, which is correct": ["fay"],
+        "a test fails on the reference (a correct tree), so the test is wrong": ["fay"],
         f"{CHAPTER.student_tests} is missing from the submission folder": ["eve"],
     }
     assert len(data["flags"]) == 3

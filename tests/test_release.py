@@ -26,6 +26,8 @@ from grader.catalog import kit_root, load_chapter
 from grader.commands.bundle import kit_files
 from grader.commands.release import WHEEL_KIT, build_release, is_staff_only
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
+from grader.patching import mutant_sources
+from grader.timing import runs_per_check
 
 CHAPTER = load_chapter()
 MODEL_ANSWER = CHAPTER.model_tests.relative_to(kit_root()).as_posix()
@@ -162,3 +164,157 @@ def test_a_release_needs_the_source_checkout(
         build_release("student", tmp_path / "out", root=tmp_path)
     assert grader.cli.main(["release", "-o", str(tmp_path)]) == EXIT_USAGE
     assert "one of the arguments --student --staff is required" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------
+# Every ✗ with its reason, on the student edition's own commands (issue 21)
+
+MODEL = CHAPTER.model_tests.read_text(encoding="utf-8")
+REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
+
+
+def with_tests(folder: Path, tests: str, radix: str = REFERENCE) -> None:
+    (folder / CHAPTER.student_tests).write_text(tests, encoding="utf-8")
+    (folder / CHAPTER.implementation).write_text(radix, encoding="utf-8")
+
+
+def swallowing(source: str, name: str) -> str:
+    """``source`` with the body of test ``name`` inside ``try: ... except Exception: pass``."""
+    lines = source.splitlines()
+    start = next(at for at, line in enumerate(lines) if line.startswith(f"def {name}("))
+    end = next(
+        (at for at in range(start + 1, len(lines)) if lines[at] and not lines[at][0].isspace()),
+        len(lines),
+    )
+    body = ["    " + line if line.strip() else line for line in lines[start + 1 : end]]
+    kept = [*lines[: start + 1], "    try:", *body, "    except Exception:", "        pass"]
+    return "\n".join([*kept, "", *lines[end:]]) + "\n"
+
+
+def indented_after(source: str, header: str) -> str:
+    """``source`` with the body under the line starting with ``header`` indented once more."""
+    lines = source.splitlines()
+    start = next(at for at, line in enumerate(lines) if line.startswith(header))
+    end = next(
+        (at for at in range(start + 1, len(lines)) if lines[at] and not lines[at][0].isspace()),
+        len(lines),
+    )
+    body = ["    " + line if line.strip() else line for line in lines[start + 1 : end]]
+    return "\n".join([*lines[: start + 1], *body, *lines[end:]]) + "\n"
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_every_cross_has_a_reason_on_the_student_edition(installed: Path, tmp_path: Path) -> None:
+    """tdd red and green say why: a near-miss name, a class pytest does not collect, a broad
+    except that swallows the assert, output past the limit, the assertion and the line."""
+    assert run(installed, tmp_path, "start").returncode == 0
+    folder = tmp_path / "submission"
+
+    with_tests(
+        folder,
+        MODEL.replace("def test_parent_becomes_evictable(", "def test_parent_becomes_evictible("),
+    )
+    green = run(installed, tmp_path, "tdd", "green")
+    assert green.returncode == EXIT_FAIL
+    assert "did you mean test_parent_becomes_evictible?" in flat(green.stdout)
+
+    uncollected = MODEL.replace(
+        "def test_parent_becomes_evictable() -> None:",
+        "class RadixTests:\n    @staticmethod\n    def test_parent_becomes_evictable() -> None:",
+    )
+    with_tests(folder, indented_after(uncollected, "    def test_parent_becomes_evictable"))
+    red = run(installed, tmp_path, "tdd", "red")
+    assert "test_parent_becomes_evictable is missing: class RadixTests is not collected" in flat(
+        red.stdout
+    )
+
+    with_tests(folder, swallowing(MODEL, "test_oldest_leaf_goes_first"))
+    red = run(installed, tmp_path, "tdd", "red")
+    assert red.returncode == EXIT_FAIL
+    assert "test_oldest_leaf_goes_first passes on the stub" in flat(red.stdout)
+    assert "(except Exception:) catches the failed assert" in flat(red.stdout)
+
+    printing = MODEL.replace(
+        "def test_split_by_hand() -> None:\n",
+        'def test_split_by_hand() -> None:\n    print("x" * 25_000_000)\n',
+    )
+    with_tests(folder, printing)
+    red = run(installed, tmp_path, "tdd", "red")
+    assert "your tests printed more than 4 MB" in flat(red.stdout)
+    assert "Errno 27" not in red.stdout
+
+    off_by_one = REFERENCE.replace("while freed < n and", "while freed < n - 1 and")
+    assert off_by_one != REFERENCE
+    with_tests(folder, MODEL, off_by_one)
+    green = run(installed, tmp_path, "tdd", "green")
+    assert green.returncode == EXIT_FAIL
+    assert (
+        "test_parent_becomes_evictable fails on your radix.py: AssertionError: assert (0, []) =="
+        in flat(green.stdout)
+    )
+    assert '(line 220: assert evict_all(tree, 1) == (1, ["c"]))' in flat(green.stdout)
+
+
+def test_a_check_explains_its_verdict_its_time_and_its_failures(
+    installed: Path, tmp_path: Path
+) -> None:
+    """A tree that breaks a lock rule (mutant s13): the model-based test fails within its
+    limit with its shrunk program, without the stand-in's frames; the student's tests are
+    named as disagreeing with the student's code; the grade says where its points came
+    from; the JSON has every run's seconds per test."""
+    assert run(installed, tmp_path, "start").returncode == 0
+    folder = tmp_path / "submission"
+    with_tests(folder, MODEL, mutant_sources(CHAPTER)["s13"])
+    checked = run(installed, tmp_path, "check", "--json", "report.json", "--gradescope", "gs.json")
+    assert checked.returncode == EXIT_FAIL, checked.stderr
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    results = report["course_tests"]["results"]
+    assert results["test_model_based_against_a_naive_map"] == "failed"
+    assert "timeout" not in results.values() and report["course_tests"]["problem"] is None
+    shown = report["course_tests"]["failures"]["test_model_based_against_a_naive_map"]
+    assert "Failing test case: <state machine>" in shown and "state.teardown()" in shown
+    assert "proxy.py" not in shown and "Use -v" not in shown
+    out = flat(checked.stdout)
+    assert "Failing test case: <state machine>" in out
+    assert "Your tests pass on the reference but not on your radix.py" in out
+    assert report["student_tests"]["on_yours"]
+    explanation = report["grade"]["explanation"]
+    assert (
+        explanation.startswith("course tests ") and "kills counted of the 13 needed" in explanation
+    )
+    assert f"Where the points came from: {explanation}." in out
+    gradescope = json.loads((tmp_path / "gs.json").read_text(encoding="utf-8"))
+    assert explanation in gradescope["output"]
+    per_test = report["timings"]["per_test"]
+    assert set(per_test["mutants"]) == {m.id for m in CHAPTER.mutants}
+    assert set(per_test["validation"]["reference"]) == set(report["student_tests"]["tests"])
+    assert per_test["course_tests"]["test_model_based_against_a_naive_map"] > 0
+    assert f"check runs them {runs_per_check(CHAPTER)} times" in out
+
+
+def test_a_slow_test_is_called_slow_with_its_limit(installed: Path, tmp_path: Path) -> None:
+    """A test that takes long is stopped at the limit and called too slow, never hung."""
+    assert run(installed, tmp_path, "start").returncode == 0
+    folder = tmp_path / "submission"
+    slow = MODEL + (
+        "\n\ndef test_many_inserts() -> None:\n"
+        "    tree = RadixTree[int](1)\n"
+        "    for key in range(10_000_000):\n"
+        "        tree.insert([key], [key])\n"
+    )
+    with_tests(folder, slow)
+    checked = run(installed, tmp_path, "check", "--tests-time-limit", "10")
+    assert checked.returncode == EXIT_FAIL
+    out = flat(checked.stdout)
+    assert "too slow: stopped after 10 s while running test_many_inserts" in out
+    assert "hang" not in out
+
+
+def test_help_states_every_default_limit(installed: Path, tmp_path: Path) -> None:
+    shown = flat(run(installed, tmp_path, "check", "--help").stdout)
+    assert "the course tests 120 s, your tests on the reference 120 s" in shown
+    assert "on each mutant 5 times your tests' time on the reference, at least 5 s" in shown
+    assert "may take 60 s" in flat(run(installed, tmp_path, "tdd", "--help").stdout)

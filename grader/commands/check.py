@@ -26,9 +26,17 @@ from typing import Literal
 
 from grader.catalog import Chapter, Mutant
 from grader.dependencies import DependencyUse, Resolved, Sources, kit_sources, resolve
+from grader.explain import (
+    failure_reason,
+    missing_reason,
+    output_too_large,
+    swallowing_handler,
+    too_much_output,
+)
 from grader.hypothesis_profile import GRADER_SETTINGS
 from grader.patching import apply_patch, mutant_sources
 from grader.provenance import ResultKey, result_key
+from grader.regrade import ResultCache, content_key, kit_fingerprint
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.pool import (
     FIXED_HASH_SEED,
@@ -38,7 +46,6 @@ from grader.sandbox.pool import (
     RunResult,
     TestStatus,
     WorkerPool,
-    failure_line,
     status_phrase,
 )
 from grader.similarity import COURSE_TESTS, MODEL_ANSWER, KnownSource, known_sources
@@ -50,13 +57,21 @@ from grader.static_check import (
     overridden_settings,
 )
 from grader.submission import Submission, read_submission
-from grader.tracebacks import without_machine_paths
+from grader.tracebacks import for_students
 
 MutantStatus = Literal["killed", "survived", "timeout", "error"]
 """``error``: the run reported fewer outcomes than it collected; it is neither a kill nor a pass."""
 Verdict = Literal["pass", "fail"]
 Progress = Callable[[str, int, int], None]
-"""Called as ``progress(phase, done, total)`` while a phase runs."""
+"""Called as ``progress(phase, done, total)`` as a phase starts and runs (``total`` 0: a
+phase whose runs are not counted)."""
+PHASES = {
+    "validation": "the course tests on your code; your tests on the reference, the correct "
+    "variants, the stub and your code",
+    "mutants": "your tests against the planted mutants",
+    "course_tests": "the course tests on your code (the rest is done)",
+}
+"""What the progress line says while each phase runs."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,8 @@ class CourseTestsResult:
     results: dict[str, TestStatus]
     failures: dict[str, str]
     problem: str | None
+    durations: dict[str, float] = field(default_factory=dict, compare=False)
+    """Seconds per course test."""
 
     @property
     def passed(self) -> int:
@@ -126,6 +143,14 @@ class StudentTestsResult:
     reference_seconds: float
     notes: tuple[str, ...] = ()
     """What the grader changed and the student may want to know (settings it overrode)."""
+    missing_reasons: tuple[str, ...] = ()
+    """For each of ``missing``, in order, why it is missing (a near-miss name, a class
+    pytest does not collect)."""
+    on_yours: tuple[str, ...] = ()
+    """The tests that pass on the reference but fail on the student's own implementation,
+    each with its reason: one of the two is wrong. Information: it changes no verdict."""
+    durations: dict[str, dict[str, float]] = field(default_factory=dict, compare=False)
+    """Seconds per test of each validation run, by run (``reference``, ``stub``, ...)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +160,8 @@ class MutantResult:
     status: MutantStatus
     killed_by: tuple[str, ...]
     message: str = field(default="", compare=False)
+    durations: dict[str, float] = field(default_factory=dict, compare=False)
+    """Seconds per test of the run on this mutant."""
 
     @property
     def detected(self) -> bool:
@@ -255,6 +282,9 @@ class CheckReport:
     """The settings of the runs (``Limits.settings``): what a replay needs."""
     dependencies: tuple[DependencyUse, ...] = ()
     """Which copy of each earlier chapter's module the student's implementation ran with."""
+    reused: tuple[str, ...] = field(default=(), compare=False)
+    """The phases taken from the cache (``course_tests``, ``tests``, ``yours``): their
+    inputs are those of an earlier check's."""
 
     @property
     def verdict(self) -> Verdict:
@@ -347,66 +377,92 @@ def student_tests_job(
     )
 
 
+@dataclass(frozen=True)
+class CoursePhase:
+    """Phase 1's result as the cache keeps it: what decides it is ``radix.py`` and the kit."""
+
+    result: CourseTestsResult
+    isolation: IsolationLevel
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ValidationPhase:
+    """Phases 2 and 3 as the cache keeps them: what decides them is the test file and the kit."""
+
+    student: StudentTestsResult
+    mutation: MutationResult | None
+    isolation: IsolationLevel
+    validation_seconds: float
+    mutation_seconds: float
+
+
+@dataclass(frozen=True)
+class YoursPhase:
+    """The student's tests on the student's own code: decided by both files."""
+
+    on_yours: tuple[str, ...]
+    durations: dict[str, float]
+
+
 def check(
     chapter: Chapter,
     folder: Path,
     limits: Limits = Limits(),
     progress: Progress | None = None,
     pool: WorkerPool | None = None,
+    cache: ResultCache | None = None,
 ) -> CheckReport:
     """Grade the submission in ``folder``: the phases in the module docstring.
 
     Pass a ``pool`` to share warm workers between many checks (batch grading);
-    otherwise the check starts its own and closes it when done. An
-    implementation that needs an earlier chapter's module the submission
-    lacks (and ``limits.ref_deps`` off) raises ``DependencyProblem``, a fail,
-    before anything runs.
+    otherwise the check starts its own, only if a phase must run, and closes it when
+    done. With a ``cache``, each phase whose inputs a stored result was made from is
+    reused (``grader.regrade``), and the report names it in ``reused``. An
+    implementation that needs an earlier chapter's module the submission lacks (and
+    ``limits.ref_deps`` off) raises ``DependencyProblem``, a fail, before anything runs.
     """
     submission = read_submission(chapter, folder)
     resolved = resolve(chapter, folder, submission.implementation, limits.ref_deps)
-    if pool is None:
-        with WorkerPool(minimum=limits.isolation) as own_pool:
-            return _graded(chapter, folder, limits, progress, own_pool, submission, resolved)
-    return _graded(chapter, folder, limits, progress, pool, submission, resolved)
-
-
-def _graded(
-    chapter: Chapter,
-    folder: Path,
-    limits: Limits,
-    progress: Progress | None,
-    pool: WorkerPool,
-    submission: Submission,
-    resolved: Resolved,
-) -> CheckReport:
-    """The phases of ``check`` on a submission read and its dependencies resolved."""
     started = time.monotonic()
     graded_at = datetime.now(UTC).isoformat(timespec="seconds")
     mutants = mutant_sources(chapter)  # first: a broken kit fails every check, whatever it holds
-    with ThreadPoolExecutor(pool.workers + 1) as threads:
-        course_run = _start_course_tests(
-            chapter, submission, limits, pool, threads, resolved.sources
+    keys = _phase_keys(chapter, submission, limits, resolved.sources)
+    course_phase = cache.get(keys["course_tests"], CoursePhase) if cache else None
+    tests_phase = cache.get(keys["tests"], ValidationPhase) if cache else None
+    yours_phase = cache.get(keys["yours"], YoursPhase) if cache else None
+    if course_phase is None or tests_phase is None or yours_phase is None:
+        if pool is None:
+            with WorkerPool(minimum=limits.isolation) as own_pool:
+                return check(chapter, folder, limits, progress, own_pool, cache)
+        course_phase, tests_phase, yours_phase = _run_phases(
+            chapter,
+            submission,
+            resolved,
+            limits,
+            pool,
+            mutants,
+            progress,
+            course_phase,
+            tests_phase,
         )
-        validation_started = time.monotonic()
-        student = _validate(chapter, submission, limits, pool, threads)
-        validation_seconds = time.monotonic() - validation_started
-        mutation_started = time.monotonic()
-        mutation = None
-        if student.valid and submission.tests is not None:
-            limit = max(limits.mutant_floor, limits.mutant_factor * student.reference_seconds)
-            mutation = run_mutants(
-                chapter, submission.tests, mutants, limit, pool, threads, progress
-            )
-            if mutation.errors:
-                problems = tuple(m.message for m in mutation.errors)
-                student = replace(student, valid=False, problems=student.problems + problems)
-        mutation_seconds = time.monotonic() - mutation_started
-        course = _course_result(chapter, submission, course_run)
-        course_seconds = course_run.result().seconds if course_run is not None else 0.0
+        if cache is not None:
+            for name, phase in (
+                ("course_tests", course_phase),
+                ("tests", tests_phase),
+                ("yours", yours_phase),
+            ):
+                cache.put(keys[name], phase)
+    reused = tuple(name for name, key in keys.items() if cache is not None and key in cache.hits)
+    student = replace(
+        tests_phase.student,
+        on_yours=yours_phase.on_yours,
+        durations={**tests_phase.student.durations, "yours": yours_phase.durations},
+    )
     timings = {
-        "course_tests": round(course_seconds, 3),
-        "validation": round(validation_seconds, 3),
-        "mutation": round(mutation_seconds, 3),
+        "course_tests": round(course_phase.seconds, 3),
+        "validation": round(tests_phase.validation_seconds, 3),
+        "mutation": round(tests_phase.mutation_seconds, 3),
         "total": round(time.monotonic() - started, 3),
     }
     files = {
@@ -422,19 +478,21 @@ def _graded(
     }
     for module, text in resolved.sources:  # what the student's tree ran with decides too
         graded[f"dependency {module}"] = text
+    isolation = min((course_phase.isolation, tests_phase.isolation), key=ISOLATION_ORDER.index)
     return CheckReport(
         chapter.id,
         str(folder),
-        course,
+        course_phase.result,
         student,
-        mutation,
+        tests_phase.mutation,
         timings,
         files=files,
         unmodified=unmodified_files(chapter, submission),
         graded_at=graded_at,
-        isolation=pool.isolation,
+        isolation=isolation,
+        reused=reused,
         known_sources=compare_with_the_kit(chapter, submission.tests),
-        key=result_key(chapter, graded, settings, pool.isolation),
+        key=result_key(chapter, graded, settings, isolation),
         settings=settings,
         dependencies=resolved.uses,
     )
@@ -450,6 +508,103 @@ def compare_with_the_kit(chapter: Chapter, tests: str | None) -> tuple[KnownSour
         sources[MODEL_ANSWER] = chapter.model_tests.read_text(encoding="utf-8")
     given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
     return known_sources(tests, sources, given, chapter.similarity)
+
+
+ISOLATION_ORDER: tuple[IsolationLevel, ...] = ("none", "uid", "namespaces")
+
+
+def _phase_keys(
+    chapter: Chapter, submission: Submission, limits: Limits, dependencies: Sources
+) -> dict[str, str]:
+    """Each phase's cache key: the kit, the files that decide the phase, the limits.
+
+    The student's implementation is decided by its own text and by the modules it
+    ran with (``dependencies``: the student's own or the kit's).
+    """
+    implementation = submission.implementation or f"missing: {submission.implementation_problem}"
+    implementation += "".join(f"\0{module}\0{text}" for module, text in dependencies)
+    tests = submission.tests or f"missing: {submission.tests_problem}"
+    student_limits = (limits.student_tests, limits.mutant_factor, limits.mutant_floor)
+    kit = kit_fingerprint(chapter)
+    return {
+        "course_tests": content_key(
+            kit, "course_tests", implementation, limits.course_tests, limits.isolation
+        ),
+        # whether mutants carry their titles is the chapter's setting, which --mutant-titles
+        # overrides: it shapes the stored result too
+        "tests": content_key(
+            kit, "tests", tests, *student_limits, limits.isolation, chapter.show_mutant_titles
+        ),
+        "yours": content_key(
+            kit, "yours", tests, implementation, limits.student_tests, limits.isolation
+        ),
+    }
+
+
+def _run_phases(
+    chapter: Chapter,
+    submission: Submission,
+    resolved: Resolved,
+    limits: Limits,
+    pool: WorkerPool,
+    mutants: dict[str, str],
+    progress: Progress | None,
+    course_phase: CoursePhase | None,
+    tests_phase: ValidationPhase | None,
+) -> tuple[CoursePhase, ValidationPhase, YoursPhase]:
+    """Run the phases not already given, all at once on ``pool``."""
+    say = progress or (lambda phase, done, total: None)
+    with ThreadPoolExecutor(pool.workers + 1) as threads:
+        course_run = None
+        if course_phase is None:
+            course_run = _start_course_tests(
+                chapter, submission, limits, pool, threads, resolved.sources
+            )
+        if tests_phase is None:
+            validation_started = time.monotonic()
+            say(PHASES["validation"], 0, 0)
+            student = _validate(chapter, submission, limits, pool, threads)
+            validation_seconds = time.monotonic() - validation_started
+        yours_run = None  # after the validation, which it must not slow down
+        if submission.tests is not None and submission.implementation is not None:
+            job = student_tests_job(
+                chapter,
+                submission.tests,
+                submission.implementation,
+                limits.student_tests,
+                dependencies=resolved.sources,
+            )
+            yours_run = threads.submit(pool.run, job)
+        if tests_phase is None:
+            mutation_started = time.monotonic()
+            mutation = None
+            if student.valid and submission.tests is not None:
+                limit = max(limits.mutant_floor, limits.mutant_factor * student.reference_seconds)
+                mutation = run_mutants(
+                    chapter, submission.tests, mutants, limit, pool, threads, say
+                )
+                if mutation.errors:
+                    problems = tuple(m.message for m in mutation.errors)
+                    student = replace(student, valid=False, problems=student.problems + problems)
+            tests_phase = ValidationPhase(
+                student,
+                mutation,
+                pool.isolation,
+                validation_seconds,
+                time.monotonic() - mutation_started,
+            )
+        if course_phase is None:
+            if course_run is not None and not course_run.done():
+                say(PHASES["course_tests"], 0, 0)
+            course = _course_result(chapter, submission, course_run)
+            seconds = course_run.result().seconds if course_run is not None else 0.0
+            course_phase = CoursePhase(course, pool.isolation, seconds)
+        on_yours = yours_run.result() if yours_run is not None else None
+    yours = YoursPhase(
+        _disagreements(chapter, tests_phase.student, on_yours, limits.student_tests),
+        on_yours.durations() if on_yours is not None else {},
+    )
+    return course_phase, tests_phase, yours
 
 
 def unmodified_files(chapter: Chapter, submission: Submission) -> tuple[str, ...]:
@@ -499,11 +654,23 @@ def _course_result(
         problem = f"the course tests did not finish: {result.message}"
     results = {name: result.outcome(name) for name in names}
     failures = {
-        name: without_machine_paths(result.detail(name))
+        name: for_students(_first_failing_case(result, name))
         for name in names
         if results[name] != "passed"
     }
-    return CourseTestsResult(results, failures, problem)
+    return CourseTestsResult(results, failures, problem, result.durations())
+
+
+def _first_failing_case(run: RunResult, name: str) -> str:
+    """The report of the first failing case of test ``name``, whole (a model-based test's
+    shrunk program with it), and the names of the other cases that fail too."""
+    failing = [o for o in run.outcomes if o.name.split("[", 1)[0] == name and o.status != "passed"]
+    first = next((o for o in failing if o.detail), None)
+    if first is None:
+        return run.detail(name)
+    others = [o.name for o in failing if o is not first]
+    also = f"\n\n({', '.join(others)} fails too: fix this case first)" if others else ""
+    return first.detail + also
 
 
 def _validate(
@@ -525,9 +692,12 @@ def _validate(
     parsed = not any(v.code in UNREAD for v in violations)
     defined = {function_name(test) for test in tests}
     missing = tuple(name for name in required if name not in defined) if parsed else ()
+    why_missing = tuple(missing_reason(name, submission.tests, defined) for name in missing)
     if violations:
         broken = tuple(v.describe(chapter.student_tests) for v in violations)
-        return StudentTestsResult(False, broken, missing, tuple(tests), 0.0, notes)
+        return StudentTestsResult(
+            False, broken, missing, tuple(tests), 0.0, notes, missing_reasons=why_missing
+        )
 
     def job(
         implementation: str,
@@ -552,7 +722,9 @@ def _validate(
 
     problems: list[str] = []
     on_reference = first.result()
-    problems += _problems_on_correct(on_reference, "the reference", chapter.student_tests)
+    problems += _problems_on_correct(
+        on_reference, "the reference", chapter.student_tests, limits.student_tests
+    )
     rerun = again.result()
     if not problems and _signature(rerun) != _signature(on_reference):
         changed = [
@@ -565,19 +737,57 @@ def _validate(
     if not problems:  # a test wrong on the reference is wrong on every variant: say it once
         for wheat_id, run in wheats.items():
             problems += _problems_on_correct(
-                run.result(), f"the correct variant {wheat_id}", chapter.student_tests
+                run.result(),
+                f"the correct variant {wheat_id}",
+                chapter.student_tests,
+                limits.student_tests,
             )
     stub_run = stub.result()
     if on_reference.status in ("completed", "crashed"):
         present = [name for name in required if name not in missing]
-        problems += _required_problems(present, on_reference, stub_run)
+        problems += _required_problems(present, on_reference, stub_run, submission.tests)
     valid = not problems and not missing
+    durations = {
+        "reference": on_reference.durations(),
+        "reference, reversed": rerun.durations(),
+        **{f"correct variant {w}": run.result().durations() for w, run in wheats.items()},
+        "stub": stub_run.durations(),
+    }
     return StudentTestsResult(
-        valid, tuple(problems), missing, tuple(tests), on_reference.seconds, notes
+        valid,
+        tuple(problems),
+        missing,
+        tuple(tests),
+        on_reference.seconds,
+        notes,
+        why_missing,
+        (),
+        durations,
     )
 
 
-def _required_problems(required: list[str], reference: RunResult, stub: RunResult) -> list[str]:
+def _disagreements(
+    chapter: Chapter, student: StudentTestsResult, yours: RunResult | None, limit: float
+) -> tuple[str, ...]:
+    """The tests of a valid file (so each passes on the reference) that do not pass on the
+    student's own code, with why."""
+    if yours is None or not student.valid:
+        return ()
+    if yours.status in ("collection_error", "timeout", "crashed") and not yours.failing():
+        return (
+            f"on your {chapter.implementation}: "
+            + run_problem(yours, chapter.student_tests, limit),
+        )
+    return tuple(
+        f"{name} {status_phrase(yours.outcome(name))} on your {chapter.implementation}: "
+        + failure_reason(yours.detail(name), chapter.student_tests)
+        for name in yours.failing()
+    )
+
+
+def _required_problems(
+    required: list[str], reference: RunResult, stub: RunResult, source: str
+) -> list[str]:
     """Each required test must be collected and must fail on the stub; why each one does not.
 
     A test counts under its function's own name, at the top level or in a
@@ -597,8 +807,10 @@ def _required_problems(required: list[str], reference: RunResult, stub: RunResul
         for test in collected:
             status = stub.outcome(test)
             if status == "passed":
+                why = swallowing_handler(source, test)
                 problems.append(
-                    f"{test} passes on the stub, so it checks nothing yet: make it assert behaviour"
+                    f"{test} passes on the stub, so it checks nothing yet: "
+                    + (why if why else "make it assert behaviour")
                 )
             elif status not in ("failed", "error", "timeout"):
                 why = f": {stub.message}" if stub.message else ""
@@ -613,21 +825,36 @@ def _signature(run: RunResult) -> tuple[str, dict[str, str]]:
     return run.status, {o.name: o.status for o in run.outcomes}
 
 
-def _problems_on_correct(run: RunResult, what: str, filename: str) -> list[str]:
-    """Why a run on a correct implementation shows the tests themselves are wrong, if it does."""
+def run_problem(run: RunResult, filename: str, time_limit: float) -> str:
+    """Why a run did not give every test an outcome, in one line: not collected, too slow
+    (named as slow, with its limit: a slow test is not a hung one), out of output, ended."""
+    from grader.output.wording import too_slow  # wording reads the results defined here
+
     if run.status == "collection_error":
-        return [f"{filename} could not be collected: {run.message}"]
+        return f"{filename} could not be collected: {run.message}"
     if run.status == "timeout":
-        return [f"on {what} the run {run.message}: a test hangs; make it finish"]
+        running = next((o.name for o in run.outcomes if o.status == "timeout"), "")
+        return too_slow(time_limit, running, run.durations())
+    if output_too_large(run.message) or any(output_too_large(o.detail) for o in run.outcomes):
+        return too_much_output()
+    return f"{run.message}: tests must not end the process"
+
+
+def _problems_on_correct(run: RunResult, what: str, filename: str, limit: float) -> list[str]:
+    """Why a run on a correct implementation shows the tests themselves are wrong, if it does."""
+    if run.status in ("collection_error", "timeout"):
+        return [f"on {what}: {run_problem(run, filename, limit)}"]
     problems = []
     for name in run.test_names():
         status = run.outcome(name)
-        if status != "passed":
-            detail = failure_line(run.detail(name)) or "no detail"
+        if status not in ("passed", "not run"):
+            detail = failure_reason(run.detail(name), filename)
             verb = status_phrase(status)
-            problems.append(f"{name} {verb} on {what}, which is correct: {detail}")
+            problems.append(
+                f"{name} {verb} on {what} (a correct tree), so the test is wrong: " + detail
+            )
     if run.status == "crashed":
-        problems.append(f"on {what} {run.message}: tests must not end the process")
+        problems.append(f"on {what}: {run_problem(run, filename, limit)}")
     if not run.outcomes and run.status == "completed":
         problems.append(f"{filename} has no tests")
     return problems
@@ -652,9 +879,12 @@ def run_mutants(
     }
     for done, _ in enumerate(as_completed(futures.values()), start=1):
         if progress is not None:
-            progress("mutants", done, len(futures))
+            progress(PHASES["mutants"], done, len(futures))
     results = tuple(
-        _mutant_result(m, futures[m.id].result(), chapter.show_mutant_titles)
+        replace(
+            _mutant_result(m, futures[m.id].result(), chapter.show_mutant_titles),
+            durations=futures[m.id].result().durations(),
+        )
         for m in chapter.mutants
     )
     return MutationResult(chapter.threshold, chapter.required, results)

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from grader.catalog import Chapter
-from grader.commands.check import student_tests_job
+from grader.commands.check import run_problem, student_tests_job
 from grader.dependencies import resolve
-from grader.sandbox.pool import RunResult, TestStatus, WorkerPool, failure_line, status_phrase
+from grader.explain import failure_reason, missing_reason, swallowing_handler
+from grader.sandbox.pool import RunResult, TestStatus, WorkerPool, status_phrase
 from grader.static_check import check_test_source, function_name
 from grader.submission import read_submission
 
 Stage = Literal["red", "green"]
+TIME_LIMIT = 60.0
+"""Seconds each run of the student's tests may take in ``tdd``."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,9 @@ class TddResult:
     stage: Stage
     outcomes: dict[str, TestStatus]
     problems: tuple[str, ...]
+    durations: dict[str, float] = field(default_factory=dict, compare=False)
+    """Seconds per test on the reference (red) or on the student's code (green)."""
+    time_limit: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -34,7 +40,11 @@ class TddResult:
 
 
 def run_tdd(
-    chapter: Chapter, folder: Path, stage: Stage, time_limit: float = 60.0, ref_deps: bool = False
+    chapter: Chapter,
+    folder: Path,
+    stage: Stage,
+    time_limit: float = TIME_LIMIT,
+    ref_deps: bool = False,
 ) -> TddResult:
     """Red: each required test fails on the stub and passes on the reference. Green: every
     test passes on the student's code, with the submission's own copy of each earlier
@@ -58,13 +68,15 @@ def run_tdd(
     with WorkerPool(workers=1) as pool:
         run = pool.run(job)
     outcomes = {name: run.outcome(name) for name in run.test_names()}
-    problems = _run_problems(chapter, run) + _missing(chapter, names)
+    problems = _run_problems(chapter, run, time_limit)
+    problems += _missing(chapter, submission.tests, names)
     problems += [
-        f"{name} {status_phrase(status)} on your {chapter.implementation}"
+        f"{name} {status_phrase(status)} on your {chapter.implementation}: "
+        + failure_reason(run.detail(name), chapter.student_tests)
         for name, status in outcomes.items()
-        if status != "passed"
+        if status not in ("passed", "timeout", "not run")
     ]
-    return TddResult(stage, outcomes, tuple(problems))
+    return TddResult(stage, outcomes, tuple(problems), run.durations(), time_limit)
 
 
 def _red(chapter: Chapter, tests: str, names: Sequence[str], time_limit: float) -> TddResult:
@@ -80,37 +92,40 @@ def _red(chapter: Chapter, tests: str, names: Sequence[str], time_limit: float) 
         )
         on_stub, on_reference = on_stub_run.result(), on_reference_run.result()
     outcomes = {name: on_stub.outcome(name) for name in on_stub.test_names()}
-    problems = _run_problems(chapter, on_stub) + _missing(chapter, names)
+    problems = _run_problems(chapter, on_stub, time_limit) + _missing(chapter, tests, names)
     required = [test.name for test in chapter.required_tests]
-    problems += [
-        f"{name} passes on the stub: it must fail until the code exists"
-        for name, status in outcomes.items()
-        if function_name(name) in required and status == "passed"
-    ]
+    for name, status in outcomes.items():
+        if function_name(name) in required and status == "passed":
+            why = swallowing_handler(tests, name)
+            problems.append(
+                f"{name} passes on the stub: it must fail until the code exists"
+                + (f"; {why}" if why else "")
+            )
     if on_reference.status in ("collection_error", "timeout", "crashed"):
-        problems.append(f"on the reference the run {on_reference.message}")
+        problems.append(
+            "on the reference: " + run_problem(on_reference, chapter.student_tests, time_limit)
+        )
     for name in on_reference.test_names():
         status = on_reference.outcome(name)
-        if status != "passed":
-            reason = failure_line(on_reference.detail(name)) or status
+        if status not in ("passed", "timeout", "not run"):
+            reason = failure_reason(on_reference.detail(name), chapter.student_tests)
             problems.append(
                 f"{name} fails for the wrong reason: it {status_phrase(status)} on the "
                 f"reference too, so its failure on the stub shows nothing ({reason})"
             )
-    return TddResult("red", outcomes, tuple(problems))
+    return TddResult("red", outcomes, tuple(problems), on_reference.durations(), time_limit)
 
 
-def _run_problems(chapter: Chapter, run: RunResult) -> list[str]:
+def _run_problems(chapter: Chapter, run: RunResult, time_limit: float) -> list[str]:
     """Why a run did not give every test an outcome, if it did not."""
-    if run.status == "collection_error":
-        return [f"{chapter.student_tests} could not be collected: {run.message}"]
-    if run.status != "completed":
-        return [f"the run {run.message}"]
-    return []
+    if run.status == "completed":
+        return []
+    return [run_problem(run, chapter.student_tests, time_limit)]
 
 
-def _missing(chapter: Chapter, names: Sequence[str]) -> list[str]:
-    """Required tests not defined: a test counts by its function's name, in a class or not."""
+def _missing(chapter: Chapter, source: str, names: Sequence[str]) -> list[str]:
+    """Required tests not defined, each with the likely reason: a test counts by its
+    function's name, in a class or not."""
     defined = {function_name(name) for name in names}
     required = [test.name for test in chapter.required_tests]
-    return [f"{name} is missing: write it" for name in required if name not in defined]
+    return [missing_reason(name, source, defined) for name in required if name not in defined]

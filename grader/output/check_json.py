@@ -1,6 +1,7 @@
 """The JSON form of a ``CheckReport``: one function, a schema version, a stable key order.
 
-Everything but the last two keys, ``timings`` and ``graded_at``, is a function
+Everything but the last two keys, ``timings`` (with every run's seconds per test) and
+``graded_at``, is a function
 of the submission and the kit alone, so the same submission gives the same
 bytes on every run up to them. ``provenance`` says what decided the result
 (``grader.provenance``) and the settings that replay it; ``report_from_dict``
@@ -26,6 +27,7 @@ from grader.commands.check import (
     StudentTestsResult,
 )
 from grader.grade import grade
+from grader.output.wording import grade_breakdown
 from grader.provenance import key_from_dict
 from grader.similarity import KnownSource
 from grader.witness import Witness, chapter_witnesses, shows, witness_view
@@ -56,6 +58,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
             "course_tests_max": points.course_max,
             "mutation": points.mutation_points,
             "mutation_max": points.mutation_max,
+            "explanation": grade_breakdown(chapter, report),
         },
         "files": {
             "implementation": report.files.get("implementation"),
@@ -79,6 +82,8 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
             "missing": list(student.missing),
             "tests": list(student.tests),
             "notes": list(student.notes),
+            "missing_reasons": list(student.missing_reasons),
+            "on_yours": list(student.on_yours),
         },
         "mutation": None
         if mutation is None
@@ -108,7 +113,11 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
             "run_settings": report.settings,
             "folder": report.submission,
         },
-        "timings": dict(report.timings),
+        "timings": {
+            **report.timings,
+            "per_test": test_seconds(report),
+            "reused": list(report.reused),
+        },
         "graded_at": report.graded_at,
     }
 
@@ -127,6 +136,16 @@ def _mutant(chapter: Chapter, mutant: MutantResult, witnesses: dict[str, Witness
     if view is not None:
         entry["witness"] = view
     return entry
+
+
+def test_seconds(report: CheckReport) -> dict[str, Any]:
+    """Every run's seconds per test: the course tests, each validation run, each mutant's."""
+    mutation = report.mutation
+    return {
+        "course_tests": dict(report.course_tests.durations),
+        "validation": {run: dict(tests) for run, tests in report.student_tests.durations.items()},
+        "mutants": {} if mutation is None else {m.id: dict(m.durations) for m in mutation.mutants},
+    }
 
 
 def report_to_json(report: CheckReport, chapter: Chapter) -> str:

@@ -13,6 +13,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+SHRUNK_PROGRAM = "Failing test case:"
+"""How hypothesis opens the shrunk program of a failing model-based test: a group that holds
+one shows that report, so the program is never hidden behind another test's."""
 LOCATION = re.compile(r"^(?P<file>\S+?):(?P<line>\d+): in (?P<function>\S+)")
 """A frame line of pytest's report: ``radix.py:58: in __init__``."""
 
@@ -23,7 +26,8 @@ class FailureGroup:
 
     tests: tuple[str, ...]
     detail: str
-    """The first test's report: the one traceback shown for the group."""
+    """The one traceback shown for the group: the first report with a shrunk program of
+    calls, else the first test's."""
     where: str
     """The last frame, ``radix.py:58 in __init__``, or empty when the report names none."""
     error: str
@@ -70,5 +74,7 @@ def group_failures(failures: Mapping[str, str]) -> list[FailureGroup]:
     result = []
     for key, tests in groups.items():
         where, error = key if isinstance(key, tuple) else ("", "")
-        result.append(FailureGroup(tuple(tests), failures[tests[0]], where, error))
+        # The report shown for the group: one with hypothesis's program of calls, if any.
+        shown = next((t for t in tests if SHRUNK_PROGRAM in failures[t]), tests[0])
+        result.append(FailureGroup(tuple(tests), failures[shown], where, error))
     return result

@@ -24,6 +24,8 @@ from grader.output.wording import (
     NOT_MEASURED,
     away_from_the_kit,
     course_test_outcome,
+    course_test_rule,
+    grade_breakdown,
     mutant_name,
     mutant_outcome,
     student_tests_outcome,
@@ -138,7 +140,9 @@ def _course_test_output(chapter: Chapter, report: CheckReport, name: str) -> str
             f"{course.results[name]}: not run, since {chapter.implementation} could not be used "
             "(the overall output above says why)"
         )
-    return away_from_the_kit(report, f"{course.results[name]}\n{course_test_outcome(report, name)}")
+    rule = course_test_rule(chapter, name)
+    outcome = course_test_outcome(report, name)
+    return away_from_the_kit(report, f"{course.results[name]}: {rule}\n{outcome}")
 
 
 def gradescope_json(
@@ -211,6 +215,7 @@ def _summary(chapter: Chapter, report: CheckReport, points: Grade) -> str:
         f"({course.passed}/{course.total} passed); your tests against the planted mutants "
         f"{points.mutation_points:g} of {points.mutation_max:g}."
     )
+    lines.append(f"Where the points came from: {grade_breakdown(chapter, report)}.")
     if course.problem:
         lines.append(away_from_the_kit(report, course.problem))
     graded = [path for path in report.files.values() if path]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import shlex
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -14,7 +14,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from grader.catalog import Chapter, Dependency
+from grader.catalog import EXTRA_TESTS, Chapter, Dependency, step_line
 from grader.chapter_text import without_markers
 from grader.commands.audit import AuditReport, GeneratedMutant
 from grader.commands.batch import BatchResult
@@ -27,11 +27,18 @@ from grader.commands.replay import Regrade, Replay
 from grader.commands.tdd import TddResult
 from grader.output.audit import STATUS_ORDER
 from grader.output.failures import FailureGroup, group_failures
-from grader.output.wording import survivor_details, unmodified_notes, verdict_sentence
+from grader.output.wording import (
+    course_test_rule,
+    grade_breakdown,
+    survivor_details,
+    unmodified_notes,
+    verdict_sentence,
+)
 from grader.roster import RosterMatch
 from grader.similarity import Similarity
 from grader.static_rules import Rule
 from grader.submission import StartResult
+from grader.timing import cost_sentence, duration, runs_per_check, slow_tests, slowest
 from grader.witness import chapter_witnesses, shows
 
 STATUS_STYLE = {
@@ -52,6 +59,54 @@ def _styled(status: str) -> str:
     return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
 
 
+def _status(status: str) -> Text:
+    return Text(status, style=STATUS_STYLE.get(status, "white"))
+
+
+def _mark(console: Console, text: str, mark: str = "✗", style: str = "red") -> None:
+    """``✗ text`` (or another mark), wrapped to the console with every word whole and the
+    lines after the first indented: a test name is never cut, whatever the width."""
+    lines = textwrap.wrap(
+        f"{mark} {text}",
+        width=max(console.width, 40),
+        subsequent_indent="  ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    body = Text("\n".join(lines))
+    body.stylize(style, 0, len(mark))
+    console.print(body, soft_wrap=True)
+
+
+def _name_table(
+    console: Console, title: str, headers: tuple[str, ...], rows: Sequence[tuple[Text, ...]]
+) -> None:
+    """A table whose cells are never broken: drawn as a table when every cell fits whole on
+    the console, else as one line per row (``header: cell``), wrapped between words."""
+    widths = [
+        max([len(header)] + [max(map(len, row[at].plain.splitlines() or [""])) for row in rows])
+        for at, header in enumerate(headers)
+    ]
+    if sum(widths) + 3 * len(headers) + 1 <= console.width:
+        table = Table(title=title)
+        for header in headers:
+            table.add_column(header, no_wrap=True)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return
+    console.print(Text(title, style="italic"))
+    for row in rows:
+        first, *rest = row
+        parts = [f"{header}: {cell.plain}" for header, cell in zip(headers[1:], rest, strict=True)]
+        fields = "; ".join(
+            part.replace(":\n", ": ").replace("\n", ", ")
+            for part in parts
+            if not part.endswith(": ")
+        )
+        _indented(console, 2, f"{first.plain}  ", fields, label_style="bold")
+
+
 def render_start(console: Console, chapter: Chapter, result: StartResult) -> None:
     for name in result.saved:
         console.print(f"saved your old file as {result.folder / name}")
@@ -61,20 +116,10 @@ def render_start(console: Console, chapter: Chapter, result: StartResult) -> Non
         console.print(
             f"left {result.folder / name} alone (it exists; --force replaces it after a backup)"
         )
-    folder = f"--submission {shlex.quote(str(result.folder))}"
-    required = len(chapter.required_tests)
     steps = [
-        ("grader chapter", "read the chapter: the tree, a worked example, the interface"),
-        ("grader tests", "what each course test checks, the tests to write, the mutants"),
-        (
-            f"edit {_quoted(result.folder / chapter.student_tests)}",
-            f"write the {required} required tests",
-        ),
-        (f"grader tdd red {folder}", "see each one fail on the stub, for the right reason"),
-        (f"edit {_quoted(result.folder / chapter.implementation)}", "implement the tree"),
-        (f"grader tdd green {folder}", "see your tests pass on your tree"),
-        (f"grader check {folder}", "the verdict: the course tests, then the mutants"),
-        (f"grader diff {folder}", "compare with the reference once it passes"),
+        (step_line(chapter, step, result.folder), step.what)
+        for step in chapter.workflow
+        if step.command != "grader start"
     ]
     for need in chapter.needs:
         console.print(
@@ -85,10 +130,6 @@ def render_start(console: Console, chapter: Chapter, result: StartResult) -> Non
     for number, (command, why) in enumerate(steps, 1):
         _whole(console, Text(f"  {number}. {command}"))
         _indented(console, 7, "", why)
-
-
-def _quoted(path: Path) -> str:
-    return shlex.quote(str(path))
 
 
 def _whole(console: Console, line: Text) -> None:
@@ -158,6 +199,7 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
     for required in chapter.required_tests:
         _whole(console, Text(required.name, style="bold"))
         _fields(console, [("pins", required.checks)])
+    _indented(console, 0, "", f"{EXTRA_TESTS[0].upper()}{EXTRA_TESTS[1:]}.")
     console.print(
         Text.assemble(
             "\n",
@@ -178,6 +220,16 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
         f"{chapter.threshold:.0%} of the mutants, and they kill {', '.join(chapter.required)}."
     )
     _render_tiers(console, chapter)
+    _indented(
+        console,
+        0,
+        "",
+        f"Time: check runs your tests {runs_per_check(chapter)} times (the reference twice, "
+        "each correct variant, the stub, your code, each mutant), so keep each test under "
+        f"{chapter.slow_test_seconds:g} s on the reference; tdd and check name slower ones.",
+    )
+    order = ", then ".join(step_line(chapter, step) for step in chapter.workflow)
+    _indented(console, 0, "", f"In order: {order}.")
     console.print("The whole chapter, with the interface and a worked example: grader chapter")
 
 
@@ -243,20 +295,43 @@ def render_chapter(console: Console, text: str) -> None:
         console.out(plain, end="", highlight=False)
 
 
-def render_tdd(console: Console, result: TddResult) -> None:
+def render_tdd(console: Console, chapter: Chapter, result: TddResult) -> None:
     for name, status in result.outcomes.items():
-        console.print(f"  {name}: {_styled(status)}")
+        _whole(console, Text.assemble(f"  {name}: ", _status(status)))
     for problem in result.problems:
-        console.print(f"[red]✗[/] {escape(problem)}")
+        _mark(console, problem)
+    _render_time(console, chapter, result.durations, red=result.stage == "red")
     goal = (
         "every required test fails on the stub and passes on the reference"
         if result.stage == "red"
         else "every test passes"
     )
     if result.ok:
-        console.print(f"[green]tdd {result.stage}: {goal}.[/]")
+        _whole(console, Text(f"tdd {result.stage}: {goal}.", style="green"))
     else:
-        console.print(f"[red]tdd {result.stage}: not yet: {goal} is the goal.[/]")
+        _whole(console, Text(f"tdd {result.stage}: not yet: {goal} is the goal.", style="red"))
+
+
+def _render_time(
+    console: Console, chapter: Chapter, durations: dict[str, float], red: bool = True
+) -> None:
+    """What the student's tests cost: on the reference, in a whole check; the slow ones."""
+    if red:
+        sentence = cost_sentence(chapter, durations)
+        if sentence:
+            _mark(console, sentence[0].upper() + sentence[1:] + ".", "⏱", "dim")
+    elif durations:
+        top = ", ".join(f"{name} {duration(s)}" for name, s in slowest(durations) if s > 0)
+        if top:
+            _mark(console, f"Slowest on your {chapter.implementation}: {top}.", "⏱", "dim")
+    for name, seconds in slow_tests(chapter, durations):
+        _mark(
+            console,
+            f"{name} is slow: {duration(seconds)}, over the {chapter.slow_test_seconds:g} s "
+            "a test should take; a check runs it on every mutant, so make it do less",
+            "!",
+            "yellow",
+        )
 
 
 def render_diff(console: Console, chapter: Chapter, diff: str) -> None:
@@ -271,16 +346,16 @@ def render_diff(console: Console, chapter: Chapter, diff: str) -> None:
 def render_check(console: Console, chapter: Chapter, report: CheckReport) -> None:
     course = report.course_tests
     for note in unmodified_notes(chapter, report):
-        console.print(f"[red]✗[/] {escape(note)}")
+        _mark(console, note)
     console.print(
         f"[bold]Course tests on your {chapter.implementation}[/]: "
         f"{course.passed}/{course.total} passed"
     )
     if course.problem:
-        console.print(f"[red]✗[/] {escape(course.problem)}")
+        _mark(console, course.problem)
     for name, status in course.results.items():
         if status != "passed":
-            console.print(f"  {name}: {_styled(status)}")
+            _whole(console, Text.assemble(f"  {name}: ", _status(status)))
     for group in group_failures(course.failures):
         _render_failure_group(console, chapter, group)
 
@@ -290,21 +365,21 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
         + ("valid" if student.valid else "[red]not valid[/]")
     )
     for problem in student.problems:
-        console.print(f"[red]✗[/] {escape(problem)}")
+        _mark(console, problem)
     for note in student.notes:
-        console.print(f"[yellow]note:[/] {escape(note)}")
-    for name in student.missing:
-        console.print(f"[red]✗[/] missing required test {name}")
+        _mark(console, note, "note:", "yellow")
+    reasons = student.missing_reasons or tuple(f"{n} is missing: write it" for n in student.missing)
+    for reason in reasons:
+        _mark(console, reason)
+    _render_on_yours(console, chapter, report)
+    _render_time(console, chapter, student.durations.get("reference", {}))
 
     mutation = report.mutation
     if mutation is not None:
-        table = Table(title="Planted mutants")
-        table.add_column("mutant")
-        table.add_column("status")
-        table.add_column("killed by", overflow="fold")
-        for mutant in mutation.mutants:
-            table.add_row(mutant.id, _styled(mutant.status), "\n".join(mutant.killed_by))
-        console.print(table)
+        rows = [
+            (Text(m.id), _status(m.status), Text("\n".join(m.killed_by))) for m in mutation.mutants
+        ]
+        _name_table(console, "Planted mutants", ("mutant", "status", "killed by"), rows)
         _render_worth(console, report)
         _render_survivors(console, chapter, mutation)
         required = ", ".join(f"{m} {_styled(mutation.status(m))}" for m in mutation.required)
@@ -314,6 +389,8 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
         )
     else:
         console.print("Mutation score: not measured until your tests are valid")
+    _render_reused(console, chapter, report)
+    _mark(console, f"Where the points came from: {grade_breakdown(chapter, report)}.", "=", "")
     console.print(_verdict_line(chapter, report))
 
 
@@ -340,47 +417,88 @@ def _render_survivors(console: Console, chapter: Chapter, mutation: MutationResu
                 _indented(console, 4, "", line)
 
 
+REUSED_PHASES = {
+    "course_tests": "the course tests (your {implementation} is unchanged)",
+    "tests": "the checks of your tests and the mutants (your {tests} is unchanged)",
+    "yours": "your tests on your code (both files unchanged)",
+}
+
+
+def _render_reused(console: Console, chapter: Chapter, report: CheckReport) -> None:
+    """Which phases came from an earlier check of the same files (``--no-cache`` reruns)."""
+    if not report.reused:
+        return
+    names = {"implementation": chapter.implementation, "tests": chapter.student_tests}
+    parts = [REUSED_PHASES[phase].format(**names) for phase in report.reused]
+    _mark(
+        console,
+        f"Reused from an earlier check of the same files: {'; '.join(parts)}. "
+        "grader check --no-cache runs them again.",
+        "↺",
+        "dim",
+    )
+
+
+def _render_on_yours(console: Console, chapter: Chapter, report: CheckReport) -> None:
+    """The student's tests against the student's own code: valid on the reference, so a
+    failure there means the two disagree, and the course tests say which one is wrong."""
+    disagreeing = report.student_tests.on_yours
+    if not disagreeing:
+        return
+    _mark(
+        console,
+        f"Your tests pass on the reference but not on your {chapter.implementation}: one of "
+        "the two is wrong (the course tests above judge your code):",
+        "!",
+        "yellow",
+    )
+    for line in disagreeing:
+        _mark(console, line, "  -", "yellow")
+
+
 def _render_worth(console: Console, report: CheckReport) -> None:
     """Each of the student's tests with the mutants it kills; the ones that add nothing named."""
     if report.mutation is None:
         return
     worth = report.mutation.worth(report.student_tests.tests)
-    table = Table(title="What each of your tests is worth")
-    table.add_column("your test", overflow="fold")
-    table.add_column("kills", overflow="fold")
-    table.add_column("note", overflow="fold")
+    rows = []
     for test in worth:
-        note = ""
+        note = Text("")
         if not test.kills:
-            note = "[yellow]kills nothing[/]"
+            note = Text("kills nothing", style="yellow")
         elif test.covered_by:
-            note = f"every kill also made by {', '.join(test.covered_by)}"
-        table.add_row(escape(test.name), " ".join(test.kills), escape(note))
-    console.print(table)
+            note = Text("every kill also made by:\n" + "\n".join(test.covered_by))
+        rows.append((Text(test.name), Text(" ".join(test.kills)), note))
+    _name_table(console, "What each of your tests is worth", ("your test", "kills", "note"), rows)
     idle = [test.name for test in worth if not test.kills]
     if idle:
-        console.print(f"Tests that kill no mutant: {escape(', '.join(idle))}")
+        _indented(console, 0, "", f"Tests that kill no mutant: {', '.join(idle)}")
     covered = [test.name for test in worth if test.covered_by]
     if covered:
-        console.print(
-            "Tests whose every kill another test also makes: " + escape(", ".join(covered))
+        _indented(
+            console, 0, "", f"Tests whose every kill another test also makes: {', '.join(covered)}"
         )
 
 
 def _render_failure_group(console: Console, chapter: Chapter, group: FailureGroup) -> None:
     """One box per way of failing: the tests that fail that way, one traceback, what to do."""
     if len(group.tests) == 1:
-        body = escape(group.detail.rstrip())
+        rule = course_test_rule(chapter, group.tests[0])
+        body = Text.assemble((rule, "italic"), "\n\n" if rule else "", group.detail.rstrip())
         title = group.tests[0]
     else:
-        listed = "\n".join(f"  {name}" for name in group.tests)
-        body = (
-            f"These {len(group.tests)} course tests all fail the same way:\n{listed}\n\n"
-            f"{escape(group.detail.rstrip())}\n\n"
-            f"[bold]Next:[/] {escape(group.next_step(chapter.implementation))}"
+        listed = "\n".join(
+            f"  {name}\n    {course_test_rule(chapter, name)}" for name in group.tests
+        )
+        body = Text.assemble(
+            f"These {len(group.tests)} course tests all fail the same way:\n{listed}\n\n",
+            group.detail.rstrip(),
+            "\n\n",
+            ("Next: ", "bold"),
+            group.next_step(chapter.implementation),
         )
         title = f"{len(group.tests)} course tests, one failure"
-    console.print(Panel(body, title=title, title_align="left", border_style="red"))
+    console.print(Panel(body, title=Text(title), title_align="left", border_style="red"))
 
 
 def _verdict_line(chapter: Chapter, report: CheckReport) -> str:

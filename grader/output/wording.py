@@ -7,11 +7,12 @@ catalog by handing the formats a chapter with the other setting.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import PurePath
 
 from grader.catalog import Chapter, Mutant
-from grader.commands.check import CheckReport, MutantResult
-from grader.grade import grade
+from grader.commands.check import CheckReport, Limits, MutantResult
+from grader.grade import course_test_points, grade, mutation_credit
 from grader.submission import LOCAL_HINTS
 from grader.witness import Witness, shows
 
@@ -19,6 +20,40 @@ NOT_MEASURED = (
     "Not run: your tests are not valid yet, so no kill could be trusted "
     "(see the problems with your tests)."
 )
+
+
+def too_slow(limit: float, running: str, durations: Mapping[str, float]) -> str:
+    """A run stopped at its time limit, said as slowness (it may not hang at all): the limit,
+    the test that was running, and the slowest of those that finished."""
+    where = f" while running {running}" if running else ""
+    done = [(name, s) for name, s in durations.items() if name != running and s >= 0.05]
+    slowest = max(done, key=lambda item: item[1], default=None)
+    before = (
+        f"; the slowest test before it took {slowest[1]:.1f} s ({slowest[0]})" if slowest else ""
+    )
+    return (
+        f"too slow: stopped after {limit:g} s{where} (the time limit of that run){before}: "
+        "make the test do less, since a test that takes seconds here is run again on every "
+        "mutant"
+    )
+
+
+def mutant_limit(limits: Limits) -> str:
+    """How long a run on a mutant may take: ``5 times your tests' time on the reference, at
+    least 5 s``."""
+    return (
+        f"{limits.mutant_factor:g} times your tests' time on the reference, "
+        f"at least {limits.mutant_floor:g} s"
+    )
+
+
+def limits_sentence(limits: Limits) -> str:
+    """Every time limit of a check in one sentence (``--help`` and the chapter state it)."""
+    return (
+        f"time limits: the course tests {limits.course_tests:g} s, your tests on the reference "
+        f"{limits.student_tests:g} s, on each mutant {mutant_limit(limits)}; a run past its "
+        "limit is stopped (on a mutant, that counts as a kill)"
+    )
 
 
 def mutant_name(chapter: Chapter, mutant: Mutant | MutantResult) -> str:
@@ -36,8 +71,9 @@ def mutant_outcome(chapter: Chapter, mutant: MutantResult, witness: Witness | No
         return f"Not counted: {mutant.message}. Make every test report an outcome."
     if mutant.status == "timeout":
         return (
-            "Killed: your tests ran past the time limit on this mutant, "
-            "so the bug it plants (a loop that never ends) was noticed."
+            "Killed: your tests ran past the time limit on this mutant "
+            f"({mutant_limit(Limits())}), so the bug it plants (a loop that never ends, or "
+            "one far too slow) was noticed."
         )
     text = (
         f"Survived: every one of your tests passed on a copy of {chapter.implementation} with "
@@ -99,6 +135,12 @@ def course_test_outcome(report: CheckReport, name: str) -> str:
     return detail or course.problem or f"{name}: {status}"
 
 
+def course_test_rule(chapter: Chapter, name: str) -> str:
+    """The chapter's rule a course test holds code to, as the catalog states it."""
+    test = next((t for t in chapter.course_tests if t.name == name), None)
+    return f"It checks {test.checks}: {test.why}." if test is not None else ""
+
+
 def student_tests_outcome(chapter: Chapter, report: CheckReport) -> str:
     """Whether the student's test file can be trusted, and if not, every reason why."""
     student = report.student_tests
@@ -119,6 +161,40 @@ def grade_phrase(chapter: Chapter, report: CheckReport) -> str:
     """``grade 84.62 of 100``: the points on the catalog's scale."""
     points = grade(chapter, report)
     return f"grade {points.points:g} of {points.scale:g}"
+
+
+def grade_breakdown(chapter: Chapter, report: CheckReport) -> str:
+    """Where the points came from, in one sentence (the formula of ``grader.grade``)::
+
+    96.15 of 100 = course tests 50 of 50 (11 of 11 passed, 4.55 each) + your tests
+    46.15 of 50 (12 kills counted of the 13 needed, 3.85 each: 70% of 18 mutants)
+    """
+    points = grade(chapter, report)
+    course = report.course_tests
+    worth = sorted(set(course_test_points(chapter).values()))
+    each = f"{worth[0]:g}" if len(worth) == 1 else f"{worth[0]:g} to {worth[-1]:g}"
+    head = (
+        f"course tests {points.course_points:g} of "
+        f"{points.course_max:g} ({course.passed} of {course.total} passed, {each} each)"
+    )
+    mutation = report.mutation
+    shares = f"{points.mutation_points:g} of {points.mutation_max:g}"
+    if not report.student_tests.valid or mutation is None:
+        return f"{head} + your tests {shares} (not valid yet, so no kill counts)"
+    needed = mutation.needed
+    per_kill = points.mutation_max / needed if needed else points.mutation_max
+    rule = (
+        f"{per_kill:.2f} each: {chapter.threshold:.0%} of {len(chapter.mutants)} mutants, "
+        "more kills add nothing"
+    )
+    counted = round(mutation_credit(mutation) * needed)
+    tail = f"{head} + your tests {shares} ({counted} kills counted of the {needed} needed, {rule})"
+    if mutation.missed_required:
+        tail += (
+            f"; while {', '.join(mutation.missed_required)} survives (required) the count stops "
+            f"at {max(needed - 1, 0)}"
+        )
+    return tail
 
 
 def verdict_sentence(chapter: Chapter, report: CheckReport) -> str:

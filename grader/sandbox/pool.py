@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import queue
 import re
@@ -25,7 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Literal, get_args
@@ -61,6 +62,9 @@ class TestOutcome:
     name: str
     status: TestStatus
     detail: str = ""
+    seconds: float = field(default=0.0, compare=False)
+    """How long the test took, as the test process measured it (information only: it never
+    decides a verdict, and it is bounded by the run's own time)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,13 @@ class RunResult:
 
     def test_names(self) -> list[str]:
         return list(dict.fromkeys(_base_name(o.name) for o in self.outcomes))
+
+    def durations(self) -> dict[str, float]:
+        """Seconds per test, parametrized cases summed, in the run's order."""
+        seconds: dict[str, float] = {}
+        for o in self.outcomes:
+            seconds[_base_name(o.name)] = seconds.get(_base_name(o.name), 0.0) + o.seconds
+        return {name: round(value, 3) for name, value in seconds.items()}
 
     @property
     def all_passed(self) -> bool:
@@ -227,7 +238,8 @@ def interpret(record: dict[str, Any]) -> RunResult:
             running = event["name"]
         elif kind == "outcome":
             detail = _without_addresses(event["detail"])
-            outcomes[event["name"]] = TestOutcome(event["name"], event["status"], detail)
+            took = _bounded_seconds(event.get("seconds"), float(record["seconds"]))
+            outcomes[event["name"]] = TestOutcome(event["name"], event["status"], detail, took)
             running = None
         elif kind == "finished":
             finished = True
@@ -262,6 +274,14 @@ def interpret(record: dict[str, Any]) -> RunResult:
         outcomes[name] = TestOutcome(name, stopped, message if name == running else "")
     ordered = tuple(outcomes[n] for n in collected) if collected else tuple(outcomes.values())
     return RunResult(status, ordered, message, output, seconds)
+
+
+def _bounded_seconds(value: object, run_seconds: float) -> float:
+    """A test's reported seconds, if a finite number, kept within the run's own length: the
+    test process reports it, so it may be anything."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        return 0.0
+    return min(max(float(value), 0.0), run_seconds)
 
 
 def _crash_message(exit_code: int | None, running: str | None) -> str:

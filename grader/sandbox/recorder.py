@@ -2,7 +2,8 @@
 
 It writes to a channel the grader's zygote reads as the run goes: the names of
 the collected tests (or the collection errors), each test's start, each
-test's final outcome, and the end of the session. A run whose record stops
+test's final outcome with how long it took (setup and teardown included), and the end of
+the session. A run whose record stops
 early (``os._exit``, a crash, a kill) is therefore told apart from a run
 that finished, whatever its exit status.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 from typing import Any
 
 import pytest
@@ -28,6 +30,7 @@ DETAIL_LIMIT = 6000
 _dumps = json.dumps
 _write = os.write
 _seed = random.seed
+_clock = time.monotonic
 
 
 class OutcomeRecorder:
@@ -38,6 +41,7 @@ class OutcomeRecorder:
         self._reverse = reverse
         self._status: dict[str, str] = {}
         self._detail: dict[str, str] = {}
+        self._started: dict[str, float] = {}
 
     def _emit(self, **event: Any) -> None:
         _write(self._fd, (_dumps(event) + "\n").encode())
@@ -56,6 +60,7 @@ class OutcomeRecorder:
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         _seed(f"grader:{short_name(nodeid)}")
+        self._started[short_name(nodeid)] = _clock()
         self._emit(event="start", name=short_name(nodeid))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -75,6 +80,7 @@ class OutcomeRecorder:
             name=name,
             status=self._status.get(name, "error"),
             detail=self._detail.get(name, ""),
+            seconds=round(_clock() - self._started.get(name, _clock()), 4),
         )
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -87,6 +93,10 @@ def short_name(nodeid: str) -> str:
 
 
 def _cut(text: str) -> str:
+    """``text`` within ``DETAIL_LIMIT``, its middle cut out: the end is what a student needs
+    most (the error, and hypothesis's shrunk program of calls, come last)."""
     if len(text) <= DETAIL_LIMIT:
         return text
-    return text[:DETAIL_LIMIT] + f"\n[cut: {len(text) - DETAIL_LIMIT} more characters]"
+    head = DETAIL_LIMIT // 4
+    tail = DETAIL_LIMIT - head
+    return f"{text[:head]}\n[cut: {len(text) - DETAIL_LIMIT} characters]\n{text[-tail:]}"

@@ -19,8 +19,11 @@
 #   of a class named Test... (a unittest.TestCase too): both count, and each
 #   must fail on the stub.
 #
-# Workflow: write these first, run `grader tdd red` (every test must fail on the
-# stub), then implement radix.py until `grader check` passes.
+# Workflow: write these first and run `grader tdd red` (each required test must
+# fail on the stub, for the right reason); then implement radix.py, run
+# `grader tdd green` (your tests pass on your tree) and `grader check` (the
+# verdict). More tests than the required ones are welcome: each must pass on the
+# reference and on every correct variant, and every one of them counts for kills.
 
 import pytest
 import radix  # noqa: F401  (the tests you write use these names)
