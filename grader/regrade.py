@@ -1,6 +1,7 @@
 """Regrade only what changed: each phase's result kept under the content that decides it.
 
-The course tests depend on the student's ``radix.py`` and the kit alone; the
+Its hashes are ``grader.provenance``'s (the one home of content hashes). The course tests
+depend on the student's ``radix.py`` and the kit alone; the
 validation of the student's tests and the mutants on the test file and the kit
 alone. So ``check`` keys each phase's result by a hash of exactly those
 inputs (the kit's version, the catalog, the chapter, the course tests, the
@@ -19,7 +20,6 @@ could write there is ever read back as a grade.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import tempfile
@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from grader import __version__
-from grader.catalog import CHAPTERS, Chapter, kit_root
+from grader.catalog import Chapter
+from grader.provenance import canonical, kit_digests, text_digest
 
 CACHE_FORMAT = 1
 """Bumped whenever what a stored result holds changes."""
@@ -43,30 +44,18 @@ def default_cache_dir() -> Path:
 
 
 def kit_fingerprint(chapter: Chapter) -> str:
-    """A hash of everything in the kit that decides a result: the grader's version, the
-    catalog, the chapter's text, the course tests, the reference, the stub, every patch."""
-    files = [
-        kit_root() / CHAPTERS[chapter.id],
-        chapter.text,
-        chapter.course_test_file,
-        chapter.reference,
-        chapter.stub,
-        *(m.patch for m in chapter.mutants),
-        *(w.patch for w in chapter.wheats),
-    ]
-    digest = hashlib.sha256(f"{CACHE_FORMAT} {__version__}".encode())
-    for path in files:
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    """A digest of everything in the kit that decides a result: the grader's version and
+    code, the catalog, the chapter's content files (``grader.provenance.kit_digests``) and
+    the chapter's text."""
+    text = text_digest(chapter.text.read_text(encoding="utf-8"))
+    parts = [CACHE_FORMAT, __version__, *kit_digests(chapter), text]
+    return text_digest(canonical(parts).decode())
 
 
 def content_key(kit: str, phase: str, *parts: str | float | bool) -> str:
     """The key of ``phase``'s result for these inputs (file texts, limits) within the kit
     whose ``kit_fingerprint`` is ``kit``."""
-    digest = hashlib.sha256(f"{kit} {phase}".encode())
-    for part in parts:
-        digest.update(hashlib.sha256(repr(part).encode()).digest())
-    return digest.hexdigest()
+    return text_digest(canonical([kit, phase, *(repr(part) for part in parts)]).decode())
 
 
 class ResultCache:

@@ -177,6 +177,8 @@ def report_from_dict(data: dict[str, Any]) -> CheckReport:
             tuple(student["tests"]),
             0.0,
             tuple(student.get("notes", ())),
+            missing_reasons=tuple(student.get("missing_reasons", ())),
+            on_yours=tuple(student.get("on_yours", ())),
         ),
         mutation=None
         if mutation is None
