@@ -21,7 +21,13 @@ import pytest
 import grader.cli
 from grader.autograder import run_autograder
 from grader.catalog import load_chapter
-from grader.commands.check import CheckReport, Limits, check, course_tests_job
+from grader.commands.check import (
+    CheckReport,
+    Limits,
+    check,
+    course_tests_job,
+    limits_from_settings,
+)
 from grader.dependencies import (
     DependencyProblem,
     DependencyUse,
@@ -90,6 +96,14 @@ def test_ref_deps_takes_the_kits_map_even_beside_the_students(tmp_path: Path) ->
     resolved = resolve(CHAPTER, folder, REFERENCE, ref_deps=True)
     assert resolved.sources == (("robin_hood", KIT_MAP),) == kit_sources(CHAPTER)
     assert resolved.uses == (DependencyUse("ds.05", "robin_hood", "kit", None),)
+
+
+def test_a_replay_grades_with_the_map_the_report_was_graded_with() -> None:
+    """A report graded with ``--ref-deps`` records it, so ``grader replay`` takes the kit's
+    map again instead of stopping for the student's missing one."""
+    for ref_deps in (True, False):
+        settings = json.loads(json.dumps(Limits(ref_deps=ref_deps).settings()))
+        assert limits_from_settings(settings, "none").ref_deps is ref_deps
 
 
 def test_a_tree_that_imports_no_map_needs_none(tmp_path: Path) -> None:

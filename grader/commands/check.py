@@ -93,13 +93,15 @@ class Limits:
 
     def settings(self) -> dict[str, object]:
         """Everything that sets how the runs go, as plain data: the limits (not the isolation
-        asked for, the key holds the one reached), the two hash seeds, the reversed rerun and
-        hypothesis's fixed settings. A report carries it; a replay runs with it."""
+        asked for, the key holds the one reached), whether the kit's copy of each needed module
+        stood in for the student's, the two hash seeds, the reversed rerun and hypothesis's
+        fixed settings. A report carries it; a replay runs with it."""
         return {
             "course_tests": self.course_tests,
             "student_tests": self.student_tests,
             "mutant_floor": self.mutant_floor,
             "mutant_factor": self.mutant_factor,
+            "ref_deps": self.ref_deps,
             "hash_seeds": [FIXED_HASH_SEED, OTHER_HASH_SEED],
             "rerun_reversed": True,
             "hypothesis": {name: str(value) for name, value in GRADER_SETTINGS.items()},
@@ -114,6 +116,7 @@ def limits_from_settings(settings: dict[str, object], isolation: IsolationLevel)
         mutant_floor=float(str(settings["mutant_floor"])),
         mutant_factor=float(str(settings["mutant_factor"])),
         isolation=isolation,
+        ref_deps=settings.get("ref_deps") is True,
     )
 
 
