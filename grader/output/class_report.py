@@ -29,8 +29,9 @@ BINS = 10
 
 def reason_of(problem: str, tests: Sequence[str]) -> str:
     """A problem's reason, shared between students: their own test names, line numbers, paths
-    and the detail after the first colon left out (``test_x failed on the reference, which is
-    correct: assert 1 == 2`` becomes ``a test failed on the reference, which is correct``)."""
+    and the detail after the first colon left out (``test_x fails on the reference (a correct
+    tree), so the test is wrong: assert 1 == 2`` becomes ``a test fails on the reference (a
+    correct tree), so the test is wrong``)."""
     reason = re.sub(r"^\S+ line \d+: ", "", problem)
     reason = re.sub(r"(?<![\w/])/[^\s:]*", "the submission folder", reason)  # a student's own path
     for name in sorted(tests, key=len, reverse=True):
