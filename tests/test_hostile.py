@@ -1143,8 +1143,11 @@ def test_a_stop_signal_leaves_no_file_no_process_and_an_unchanged_submission(
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     report = tmp_path / "report.json"
+    # --no-cache: the same submission graded by an earlier parameter would be reused whole,
+    # and the signal would find no run in flight
+    command = ["check", "--submission", str(folder), "--json", str(report), "--no-cache"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", report],
+        [sys.executable, "-m", "grader", *command],
         env={**os.environ, "TMPDIR": str(scratch)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
