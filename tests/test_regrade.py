@@ -84,6 +84,8 @@ def test_a_reused_result_is_the_recomputed_one(
     (folder / "tests").mkdir(parents=True)
     shutil.copyfile(CHAPTER.reference, folder / CHAPTER.implementation)
     shutil.copyfile(CHAPTER.model_tests, folder / CHAPTER.student_tests)
+    for need in CHAPTER.needs:  # the student's own map from the earlier chapter
+        shutil.copyfile(need.reference, folder / need.implementation)
     cache = ResultCache(tmp_path / "cache")
 
     cold = check(CHAPTER, folder, cache=cache)

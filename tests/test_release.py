@@ -174,8 +174,12 @@ REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
 
 
 def with_tests(folder: Path, tests: str, radix: str = REFERENCE) -> None:
+    """A submission of ``tests`` and ``radix``, with the student's own map from ds.05 (here
+    the kit's copy), as a student who built the earlier chapter brings it."""
     (folder / CHAPTER.student_tests).write_text(tests, encoding="utf-8")
     (folder / CHAPTER.implementation).write_text(radix, encoding="utf-8")
+    for need in CHAPTER.needs:
+        shutil.copyfile(need.reference, folder / need.implementation)
 
 
 def swallowing(source: str, name: str) -> str:

@@ -14,6 +14,7 @@ gradebook (``grader.commands.class_view``).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -261,9 +262,10 @@ def _now() -> str:
 
 
 def _keep_files(copy: Path, report: CheckReport, folder: Path) -> Kept:
-    """Copy the files ``report`` graded from ``folder`` to ``copy``, at the same places, so
-    that the class can be compared, replayed and regraded from ``out`` alone (an earlier
-    copy is replaced whole: a file left from it could make two candidates)."""
+    """Copy the files ``report`` graded from ``folder`` to ``copy``, at the same places (the
+    student's own copy of each needed module too), so that the class can be compared,
+    replayed and regraded from ``out`` alone (an earlier copy is replaced whole: a file left
+    from it could make two candidates)."""
     if copy.is_dir():
         shutil.rmtree(copy)
     copy.mkdir(parents=True)
@@ -279,6 +281,10 @@ def _keep_files(copy: Path, report: CheckReport, folder: Path) -> Kept:
         if text is not None and relative is not None:
             write_atomically(copy / relative, text)
         texts.append(text)
+    for use in report.dependencies:  # the student's own copy of a needed module, for a replay
+        if use.used == "submission" and use.file is not None:
+            with contextlib.suppress(SubmissionProblem):
+                write_atomically(copy / use.file, read_text_inside(folder, folder / use.file))
     return texts[0], texts[1]
 
 

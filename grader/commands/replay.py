@@ -12,6 +12,7 @@ Neither writes anything.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -145,7 +146,15 @@ def regrade_one(
     limits: Limits,
     pool: WorkerPool,
 ) -> tuple[tuple[Change, ...], tuple[str, ...]]:
-    """Grade ``folder`` again under ``limits`` and compare with the report data ``before``."""
+    """Grade ``folder`` again under ``limits`` and compare with the report data ``before``,
+    survivors shown as they were in it."""
+    run_settings = before["provenance"]["run_settings"]
+    if "witness_tier" in run_settings:
+        chapter = dataclasses.replace(
+            chapter,
+            witness_tier=str(run_settings["witness_tier"]),
+            show_mutant_titles=run_settings.get("mutant_titles") is True,
+        )
     located = locate(chapter, folder)
     report = check(located, folder, limits, pool=pool)
     after = report_to_dict(report, chapter)
