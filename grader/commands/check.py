@@ -472,12 +472,7 @@ def check(
         "implementation": chapter.implementation if submission.implementation is not None else None,
         "tests": chapter.student_tests if submission.tests is not None else None,
     }
-    # what a survivor shows shapes the report too: a replay shows the same
-    settings = {
-        **limits.settings(),
-        "witness_tier": chapter.witness_tier,
-        "mutant_titles": chapter.show_mutant_titles,
-    }
+    settings = limits.settings()
     graded = {
         "implementation": chapter.implementation,
         "implementation_text": submission.implementation,

@@ -110,7 +110,13 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         else {
             "key": report.key.digest,
             **report.key.as_dict(),
-            "run_settings": report.settings,
+            # beside the settings that grade, the tier the report shows survivors at (a
+            # rendering choice, outside the key): a replay shows them the same way
+            "run_settings": {
+                **report.settings,
+                "witness_tier": chapter.witness_tier,
+                "mutant_titles": chapter.show_mutant_titles,
+            },
             "folder": report.submission,
         },
         "timings": {
