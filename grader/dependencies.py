@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from grader import python_source
 from grader.catalog import Chapter, Dependency
 from grader.errors import EXIT_FAIL, GraderError
 from grader.submission import SubmissionProblem, read_text_inside
@@ -114,7 +115,7 @@ def imports(source: str, module: str) -> bool:
     A file that does not parse imports nothing here: its own run reports the error.
     """
     try:
-        tree = ast.parse(source)
+        tree = python_source.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     for node in ast.walk(tree):

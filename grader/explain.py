@@ -19,6 +19,7 @@ import difflib
 import re
 from collections.abc import Iterable, Iterator
 
+from grader import python_source
 from grader.sandbox.pool import failure_line
 from grader.sandbox.zygote import OUTPUT_LIMIT_BYTES
 
@@ -153,6 +154,7 @@ def _is_function(node: ast.AST, name: str) -> bool:
 
 def _parse(source: str) -> ast.Module | None:
     try:
-        return ast.parse(source)
+        module: ast.Module = python_source.parse(source)
+        return module
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Literal, NamedTuple
 
+from grader import python_source
 from grader.catalog import SimilaritySettings as Settings
 
 Kind = Literal["implementation", "tests"]
@@ -258,7 +259,7 @@ def tree_tokens(text: str) -> list[Token] | None:
     """The canonical form's tokens of ``text``, each placed at its node (or the nearest node
     above with a place); ``None`` for a file that does not parse."""
     try:
-        tree = _Canonical().visit(ast.parse(text))
+        tree = _Canonical().visit(python_source.parse(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     starts = [0]

@@ -31,6 +31,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from grader import python_source
 from grader.hypothesis_profile import GRADER_SETTINGS, OVERRIDDEN_SETTINGS
 from grader.python_source import encoding_problem
 from grader.static_lists import (
@@ -190,7 +191,7 @@ def _parse(data: bytes) -> tuple[ast.Module | None, Violation | None]:
     if problem is not None:
         return None, Violation(1, problem, ENCODING.code)
     try:
-        return ast.parse(data), None
+        return python_source.parse(data), None
     except SyntaxError as error:
         rule = f"syntax error: {error.msg}; fix it and run again"
         return None, Violation(error.lineno or 0, rule, SYNTAX.code)
@@ -467,7 +468,9 @@ class Checker(ast.NodeVisitor):
         """The string ``node`` parsed as an expression, or ``None`` when it is none (kept)."""
         if node not in self._strings:
             try:
-                parsed: ast.Expression | None = ast.parse(str(node.value).strip(), mode="eval")
+                parsed: ast.Expression | None = python_source.parse(
+                    str(node.value).strip(), mode="eval"
+                )
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 parsed = None
             self._strings[node] = parsed
