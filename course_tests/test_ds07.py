@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -954,10 +954,25 @@ class TreeAgainstNaiveMap(RuleBasedStateMachine):
         )
 
 
+# Each machine's seed is a constant of its own: derandomized alone, hypothesis seeds a machine
+# from a digest it computes when the test runs, from source it may read from this file again.
+# These are the digests it used, pinned: the same programs as ever, whatever the file says.
+SEED_AT_GRANULE_1 = int(
+    "13762355687449397086619955764817776947525453271671437673503295957"
+    "759610402204175368169988238864724152164335439365935"
+)
+SEED_AT_GRANULE_2 = int(
+    "23959339506714973634087703561115705057296461531483977343828585046"
+    "796304295553793119611701669610784183265790130662875"
+)
+
+
+@seed(SEED_AT_GRANULE_1)
 class TreeAgainstNaiveMapAtGranule1(TreeAgainstNaiveMap):
     granule, tokens, max_runs = 1, 4, 5
 
 
+@seed(SEED_AT_GRANULE_2)
 class TreeAgainstNaiveMapAtGranule2(TreeAgainstNaiveMap):
     granule, tokens, max_runs = 2, 3, 3
 

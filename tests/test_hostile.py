@@ -61,7 +61,14 @@ from grader.output.summary import report_to_markdown
 from grader.patching import mutant_sources
 from grader.sandbox import confine
 from grader.sandbox.confine import LEVELS, IsolationLevel
-from grader.sandbox.pool import LIVE_WORKERS, OTHER_HASH_SEED, Job, RunResult, WorkerPool
+from grader.sandbox.pool import (
+    LIVE_WORKERS,
+    OTHER_HASH_SEED,
+    Job,
+    RunResult,
+    WorkerPool,
+    wall_backstop,
+)
 from grader.sandbox.zygote import MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
 from grader.static_check import check_test_source
 
@@ -79,6 +86,17 @@ LIMITS = Limits(course_tests=30, student_tests=5, mutant_floor=2, mutant_factor=
 """Short, yet long enough for a loaded machine: a clean run of a hostile file takes < 1 s."""
 CHECK_SECONDS = 30.0
 """No check of the cut-down chapter may take longer, hangs and floods included."""
+
+
+def check_seconds(case: dict[str, Any], limits: Limits) -> float:
+    """How long a check of ``case`` may take: ``CHECK_SECONDS``, and for a case that hangs the
+    wall-clock backstops of its longest run and of the run alone that confirms its timeout
+    (a run that sleeps is bounded by the backstop alone, not by its CPU time)."""
+    if not case.get("hangs"):
+        return CHECK_SECONDS
+    longest = max(limits.course_tests, limits.student_tests)
+    return CHECK_SECONDS + wall_backstop(longest) + wall_backstop(longest, confirming=True)
+
 
 REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
 MUTANT_S11 = mutant_sources(CHAPTER)["s11"]
@@ -176,6 +194,11 @@ def lay_out(case: dict[str, Any], tmp_path: Path) -> Path:
             (folder / "radix.py").symlink_to(CHAPTER.reference)
         else:
             (folder / "radix.py").write_text(REFERENCE, encoding="utf-8")
+    if case.get("radix") == "attack":
+        attack = (folder / "attack.py").read_text(encoding="utf-8")
+        (folder / "attack.py").unlink()
+        (folder / "radix.py").write_text(f"{REFERENCE}\n\n{attack}", encoding="utf-8")
+    if case.get("radix", "reference") in ("reference", "attack"):
         for need in CHAPTER.needs:  # the kit's map where the case brings no hostile one
             if not (folder / need.implementation).exists():
                 shutil.copyfile(need.reference, folder / need.implementation)
@@ -294,7 +317,7 @@ def wait_until_gone(marker: str, seconds: float = 3.0) -> list[int]:
 def test_the_catalogue_holds_every_case_folder_once() -> None:
     names = [case["name"] for case in CASES]
     assert len(names) == len(set(names))
-    folders = sorted(p.name for p in HOSTILE.iterdir() if p.is_dir())
+    folders = sorted(p.name for p in HOSTILE.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert sorted(names) == folders
 
 
@@ -314,7 +337,7 @@ def test_hostile_submission_gets_its_verdict_and_message(
     limits = replace(LIMITS, course_tests=case.get("course_time_limit", LIMITS.course_tests))
     started = time.monotonic()
     report = check(chapter, folder, limits, pool=pool)
-    assert time.monotonic() - started < CHECK_SECONDS
+    assert time.monotonic() - started < check_seconds(case, limits)
     assert_expected(report, at_level(case, pool.isolation))
     assert live_markdown(report_to_markdown(CHAPTER, report)) == []
     assert snapshot(folder) == before
@@ -330,6 +353,24 @@ def live_markdown(markdown: str) -> list[str]:
             if child.type in ("link_open", "image", "html_inline"):
                 found.append(f"{child.type}: {child.attrs or child.content}")
     return found
+
+
+LEVEL_CASES = [(case, level) for case in CASES for level in case.get("levels", ())]
+
+
+@pytest.mark.parametrize(
+    ("case", "level"), LEVEL_CASES, ids=[f"{case['name']}-{level}" for case, level in LEVEL_CASES]
+)
+def test_hostile_submission_at_a_forced_level(
+    case: dict[str, Any], level: IsolationLevel, chapter: Chapter, tmp_path: Path
+) -> None:
+    """A case about a weaker level than this machine's, graded at that level too (as far as
+    the machine reaches it): the same verdict, and nothing of it left."""
+    folder = lay_out(case, tmp_path)
+    with WorkerPool(workers=2, at_most=level) as workers:
+        report = check(chapter, folder, LIMITS, pool=workers)
+        assert_expected(report, at_level(case, workers.isolation))
+    assert stray_processes() == []
 
 
 RUNTIME_CASES = [case for case in CASES if "runtime" in case]
@@ -536,7 +577,8 @@ def test_signals_are_ignored_in_a_c_call_yet_the_run_stops_on_time(pool: WorkerP
         time_limit=2.0,
     )
     assert result.status == "timeout" and result.outcome("test_spin") == "timeout"
-    assert time.monotonic() - started < 5.0
+    # Its limit is 2 s of CPU time; the wall clock only backs it up (a busy machine is slower).
+    assert time.monotonic() - started < wall_backstop(2.0) + 2.0
     assert stray_processes() == []
 
 
@@ -1201,3 +1243,222 @@ def test_no_route_reaches_the_implementations_source(pool: WorkerPool) -> None:
     assert probe["holds_the_line"](REFERENCE)
     with pytest.raises(AssertionError):
         probe["test_the_memory_of_this_process"]()
+
+
+# ----------------------------------------------------------------------
+# Issue 18: every run alone and alike, whatever the machine's load.
+
+
+KEY_WRITER = f"""
+import base64, ctypes, json, zlib
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+MACHINE = __import__("os").uname().machine
+NUMBERS = {{"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}}[MACHINE]
+KEYRINGS = {{"session": -3, "user": -4, "user session": -5}}
+
+
+def test_keys():
+    add_key, request_key, _ = NUMBERS
+    seen = {{}}
+    for name, keyring in KEYRINGS.items():
+        found = LIBC.syscall(request_key, b"user", b"grader-note", None, ctypes.c_long(keyring))
+        added = LIBC.syscall(add_key, b"user", b"grader-note", b"x", 1, ctypes.c_long(keyring))
+        seen[name] = [found >= 0, added >= 0 or ctypes.get_errno()]
+    with open("/proc/keys") as keys:
+        seen["notes"] = [line for line in keys if "grader-note" in line]
+    {report_back("seen")}
+"""
+
+
+def test_no_key_of_one_run_reaches_another(pool: WorkerPool) -> None:
+    """Route 4: a run can add no key to any keyring it holds (the kernel refuses every
+    keyring call, ENOSYS), finds none an earlier run of this or another pool added, and
+    sees no key of another run in /proc/keys: at every level."""
+    with WorkerPool(workers=1) as other:
+        runs = [reported(run(p, KEY_WRITER), "test_keys") for p in (pool, other, pool)]
+    refused = {name: [False, 38] for name in ("session", "user", "user session")}
+    for seen in runs:
+        assert seen == {**refused, "notes": []}, seen
+
+
+REACHES_THE_TESTS = """
+import os
+
+def _try(path, mode):
+    try:
+        with open(path, mode) as file:
+            file.write("x") if "a" in mode else file.read()
+        return "done"
+    except OSError as error:
+        return error.strerror
+
+TEST_FILE = [_try("../tests/test_hostile.py", "r"), _try("../tests/test_hostile.py", "a"),
+             _try("../tests/planted.py", "w"), _try("../pytest.ini", "a")]
+ROOT = 0
+"""
+
+
+def test_the_implementation_cannot_reach_the_test_files(pool: WorkerPool) -> None:
+    """Route 5: the implementation process runs as a user of its own, in a folder of its own:
+    the test process's file and folder are out of its reach, for reading and for writing
+    (at ``none`` both are the grader's user, and nothing keeps them apart)."""
+    result = run(
+        pool,
+        "import radix\n\ndef test_x():\n    assert radix.TEST_FILE == ['Permission denied'] * 4\n",
+        implementation=REACHES_THE_TESTS,
+    )
+    if pool.isolation == "none":
+        assert "done" in result.detail("test_x")
+    else:
+        assert result.all_passed, result
+
+
+def test_the_course_tests_seed_their_state_machines() -> None:
+    """Route 5 also: hypothesis seeds a derandomized state machine from a digest of its source,
+    which it reads again from the file at run time; every state machine the course tests run
+    has a seed of its own instead (``@seed`` with a constant), so no rewrite of the file can
+    pick the programs it draws."""
+    tree = ast.parse(CHAPTER.course_test_file.read_text(encoding="utf-8"))
+    machines = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        and any(
+            isinstance(base, ast.Name) and base.id.startswith("TreeAgainst") for base in node.bases
+        )
+    ]
+    assert len(machines) == 2
+    for machine in machines:
+        seeds = [
+            decorator
+            for decorator in machine.decorator_list
+            if isinstance(decorator, ast.Call)
+            and isinstance(decorator.func, ast.Name)
+            and decorator.func.id == "seed"
+            and isinstance(decorator.args[0], ast.Name)
+            and decorator.args[0].id.startswith("SEED_")
+        ]
+        assert len(seeds) == 1, machine.name
+
+
+ZOMBIE_LEADER = """
+import ctypes, os, threading, time
+
+def test_leave_a_thread_behind():
+    if os.fork() == 0:
+        os.setsid()
+        def linger():
+            ctypes.CDLL(None).prctl(15, NAME, 0, 0, 0)  # PR_SET_NAME: the test finds it so
+            time.sleep(60)
+        threading.Thread(target=linger).start()
+        ctypes.CDLL(None).syscall({"x86_64": 60, "aarch64": 93}[os.uname().machine], 0)
+    time.sleep(0.5)
+"""
+
+
+def threads_named(name: str) -> list[str]:
+    """Every thread on the machine whose name is ``name``, as ``pid/tid``."""
+    found = []
+    for task in Path("/proc").glob("[0-9]*/task/[0-9]*"):
+        with contextlib.suppress(OSError):
+            if (task / "comm").read_text().strip() == name:
+                found.append(f"{task.parent.parent.name}/{task.name}")
+    return found
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_zombie_looking_leader_is_swept_with_its_run(level: IsolationLevel) -> None:
+    """Route 3: a process whose main thread ended alone reads ``Z`` while a thread of it runs
+    on; once its run is over nothing of it lives, at every level the machine reaches."""
+    name = f"z{os.urandom(6).hex()}"
+    with WorkerPool(workers=1, at_most=level) as workers:
+        result = run(workers, ZOMBIE_LEADER.replace("NAME", repr(name.encode())))
+        assert result.all_passed, result
+        assert threads_named(name) == []
+    assert stray_processes() == []
+
+
+def test_a_malformed_event_fails_its_run_not_the_worker(pool: WorkerPool) -> None:
+    """Route 6: a line of 100,000 nested brackets, or a line of 1 MB, on the outcome channel
+    is a crashed run with a one-line cause; the worker serves the next run."""
+    for line in ('b"[" * 100_000', 'b"[" + b"1," * 500_000 + b"1]"'):
+        result = run(
+            pool,
+            f"""
+            import os
+            def test_x():
+                for name in os.listdir("/proc/self/fd"):
+                    try:
+                        if os.readlink(f"/proc/self/fd/{{name}}").startswith("socket:"):
+                            os.write(int(name), {line} + b"\\n")
+                    except OSError:
+                        pass
+            """,
+        )
+        assert result.status == "crashed", result
+        assert result.message == "the test process sent a malformed event on the outcome channel"
+    assert run(pool, "def test_x():\n    pass\n").all_passed
+
+
+def test_a_timeout_counts_only_when_confirmed_alone(pool: WorkerPool) -> None:
+    """Route 7: a run that uses its whole CPU time is run once more, alone, before its timeout
+    counts (``confirmed``); one that only sleeps past its CPU limit is no timeout at all: the
+    limit is on CPU time, and the wall clock only a backstop."""
+    spin = Job(
+        REFERENCE,
+        "test_hostile.py",
+        "def test_spin():\n    while True:\n        pass\n",
+        1.0,
+        "radix",
+    )
+    first = pool.run(spin)
+    assert first.status == "timeout" and not first.confirmed, first
+    spins = pool.confirm(spin, first)
+    assert spins.status == "timeout" and spins.confirmed, spins
+    assert spins.message.endswith("(confirmed: it timed out again, run alone)")
+    assert pool.confirm(spin, run(pool, "def test_x():\n    pass\n")).all_passed
+    nap = Job(
+        REFERENCE,
+        "test_hostile.py",
+        "import time\ndef test_nap():\n    time.sleep(2.5)\n",
+        1.0,
+        "radix",
+    )
+    sleeps = pool.run_confirmed(nap)
+    assert sleeps.all_passed and not sleeps.confirmed, sleeps
+
+
+@contextlib.contextmanager
+def busy_cores(loops: int) -> Iterator[None]:
+    """``loops`` processes that spin until the block ends (2 per core: the machine is full)."""
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"]) for _ in range(loops)
+    ]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def test_a_busy_machine_gives_the_same_report(chapter: Chapter, tmp_path: Path) -> None:
+    """Route 7: an honest submission whose tests cost CPU time gets the same report while
+    busy loops hold every core as on the machine as it is (timings aside): a limit on a run's
+    own CPU time does not move with the machine's load, and a timeout is confirmed alone."""
+    case = next(case for case in CASES if case["name"] == "steals_cpu")
+    folder = lay_out({**case, "radix": "reference"}, tmp_path)
+    reports = []
+    with WorkerPool(workers=2) as workers:
+        reports.append(report_to_dict(check(chapter, folder, LIMITS, pool=workers), CHAPTER))
+        with busy_cores(4 * len(os.sched_getaffinity(0))):
+            reports.append(report_to_dict(check(chapter, folder, LIMITS, pool=workers), CHAPTER))
+    for report in reports:
+        del report["timings"], report["graded_at"]
+    assert reports[0] == reports[1]
+    assert reports[0]["verdict"] == "fail"
+    statuses = {
+        name: mutant["status"] for name, mutant in reports[0]["mutation"]["mutants"].items()
+    }
+    assert set(statuses.values()) == {"survived"}, statuses

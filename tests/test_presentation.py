@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import course_tests_job, student_tests_job
+from grader.commands.check import Limits, course_tests_job, mutant_limit, student_tests_job
 from grader.patching import apply_patch, mutant_sources
-from grader.sandbox.pool import RunResult, WorkerPool
+from grader.sandbox.pool import Job, RunResult, WorkerPool
 
 CHAPTER = load_chapter()
 PROBE = Path(__file__).resolve().parent / "fixtures" / "presentation_probe.py"
@@ -67,21 +67,44 @@ def variants() -> dict[str, str]:
     return found
 
 
+LIMITS = Limits()
+
+
+def job_of(name: str, probe: str, source: str) -> Job:
+    """The job ``check`` makes for the variant ``name``: the validation runs get the student's
+    tests' time limit, the mutants a shorter one set from the reference run."""
+    if name in mutant_sources(CHAPTER):
+        limit = mutant_limit(LIMITS, 0.5)
+        assert limit < LIMITS.student_tests
+        return student_tests_job(CHAPTER, probe, source, limit, ceiling=LIMITS.student_tests)
+    return student_tests_job(CHAPTER, probe, source, LIMITS.student_tests)
+
+
 def test_the_student_tests_see_every_variant_alike(pool: WorkerPool) -> None:
-    """The same record on every variant, apart from what two reference runs also differ in."""
+    """The same record on every variant, apart from what two reference runs also differ in:
+    limits, identity, placement, cgroup, keyrings and /proc/self included."""
     probe = PROBE.read_text(encoding="utf-8")
 
-    def record(source: str) -> dict[str, Any]:
-        return observed(pool.run(student_tests_job(CHAPTER, probe, source, 60.0)))
+    def record(name: str) -> dict[str, Any]:
+        return observed(pool.run(job_of(name, probe, variants()[name])))
 
-    first = record(variants()["reference"])
-    volatile = differences(first, record(variants()["reference"]))
-    assert len(first) == 10, sorted(first)
+    first = record("reference")
+    volatile = differences(first, record("reference"))
+    assert len(first) == 13, sorted(first)
     assert first["test_assertion_rewriting"][0] == "rewritten"
-    for name, source in variants().items():
-        changed = differences(first, record(source)) - volatile
+    for name in variants():
+        changed = differences(first, record(name)) - volatile
         assert not changed, (name, {key: first[key] for key in changed})
     assert volatile == set(), "the probe masks what changes from run to run; this changed too"
+    if pool.isolation != "none":
+        keyrings = first["test_keyrings"]
+        assert keyrings["session"] == keyrings["user"] == "errno 38", keyrings  # refused
+        # Only the run's own keyrings, all empty: nothing of the grader's or another run's.
+        assert all(line.endswith(": empty") for line in keyrings["/proc/keys"]), keyrings
+    if pool.isolation == "namespaces":
+        uids, gids, groups, _, cgroup = first["test_identity_and_placement"]
+        assert (uids, gids, groups) == ([65534] * 3, [65534] * 3, [])
+        assert all(line.endswith(":/") for line in cgroup.splitlines()), cgroup
 
 
 def test_the_course_tests_see_every_implementation_alike(pool: WorkerPool, tmp_path: Path) -> None:

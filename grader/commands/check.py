@@ -35,7 +35,7 @@ from grader.explain import (
 )
 from grader.hypothesis_profile import GRADER_SETTINGS
 from grader.patching import apply_patch, mutant_sources
-from grader.provenance import ResultKey, result_key
+from grader.provenance import ResultKey, result_key, text_digest
 from grader.regrade import ResultCache, content_key, kit_fingerprint
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.pool import (
@@ -76,8 +76,11 @@ PHASES = {
 
 @dataclass(frozen=True)
 class Limits:
-    """Time limits in seconds: a fixed one for the course tests and for the first run of the
-    student's tests; mutant runs get ``factor`` times the reference run, at least ``floor``."""
+    """Time limits in seconds of CPU time (``grader.sandbox.pool.Job``): a fixed one for the
+    course tests and for the student's tests on the reference, the wheats and the stub;
+    mutant runs get ``factor`` times the reference run's CPU time, at least ``floor`` and at
+    most the student's tests' own limit. Every run of the student's tests sees the same
+    limits whatever its own: ``student_tests`` is the ``RLIMIT_CPU`` of them all."""
 
     course_tests: float = 120.0
     student_tests: float = 60.0
@@ -144,6 +147,7 @@ class StudentTestsResult:
     missing: tuple[str, ...]
     tests: tuple[str, ...]
     reference_seconds: float
+    """The CPU time of the run on the reference (the mutants' limit is set from it)."""
     notes: tuple[str, ...] = ()
     """What the grader changed and the student may want to know (settings it overrode)."""
     missing_reasons: tuple[str, ...] = ()
@@ -168,7 +172,8 @@ class MutantResult:
 
     @property
     def detected(self) -> bool:
-        """A kill: a test failed or errored on the mutant, or the run timed out."""
+        """A kill: a test failed or errored on the mutant, or the run timed out twice (the
+        second time alone: ``timeout (confirmed)``)."""
         return self.status in ("killed", "timeout")
 
 
@@ -195,6 +200,8 @@ class MutationResult:
     threshold: float
     required: tuple[str, ...]
     mutants: tuple[MutantResult, ...]
+    reference_problems: tuple[str, ...] = ()
+    """What the test file did wrong on the reference runs among the mutant runs."""
 
     @property
     def killed(self) -> int:
@@ -357,14 +364,16 @@ def student_tests_job(
     reverse: bool = False,
     hash_seed: int = FIXED_HASH_SEED,
     dependencies: Sources | None = None,
+    ceiling: float | None = None,
 ) -> Job:
     """The run of the student's test file (its text, ``tests``) against ``implementation``.
 
     Every run of it, whatever the implementation, is this same job but for
-    the implementation's source: the same options, files and environment,
-    and the kit's copy of every earlier chapter's module the chapter needs
-    (``dependencies`` replaces it for the student's own implementation, in
-    ``tdd green``).
+    the implementation's source and its time limit, which the run cannot see:
+    the same options, files, environment and visible limits (``ceiling``, the
+    student's tests' own time limit, for every one of them), and the kit's copy
+    of every earlier chapter's module the chapter needs (``dependencies``
+    replaces it for the student's own implementation).
     """
     name = Path(chapter.student_tests).name
     return Job(
@@ -377,6 +386,7 @@ def student_tests_job(
         hash_seed=hash_seed,
         interface=chapter_interface(chapter),
         dependencies=kit_sources(chapter) if dependencies is None else dependencies,
+        ceiling=time_limit if ceiling is None else ceiling,
     )
 
 
@@ -555,7 +565,12 @@ def _run_phases(
     course_phase: CoursePhase | None,
     tests_phase: ValidationPhase | None,
 ) -> tuple[CoursePhase, ValidationPhase, YoursPhase]:
-    """Run the phases not already given, all at once on ``pool``."""
+    """Run the phases not already given on ``pool``.
+
+    The student's own ``radix.py`` (the course tests, and the student's tests on it)
+    runs first, and all of it is gone before the first run that grades the student's
+    tests starts: it can take no CPU time from them, nor stop them.
+    """
     say = progress or (lambda phase, done, total: None)
     with ThreadPoolExecutor(pool.workers + 1) as threads:
         course_run = None
@@ -563,12 +578,7 @@ def _run_phases(
             course_run = _start_course_tests(
                 chapter, submission, limits, pool, threads, resolved.sources
             )
-        if tests_phase is None:
-            validation_started = time.monotonic()
-            say(PHASES["validation"], 0, 0)
-            student = _validate(chapter, submission, limits, pool, threads)
-            validation_seconds = time.monotonic() - validation_started
-        yours_run = None  # after the validation, which it must not slow down
+        yours_run = None
         if submission.tests is not None and submission.implementation is not None:
             job = student_tests_job(
                 chapter,
@@ -578,24 +588,6 @@ def _run_phases(
                 dependencies=resolved.sources,
             )
             yours_run = threads.submit(pool.run, job)
-        if tests_phase is None:
-            mutation_started = time.monotonic()
-            mutation = None
-            if student.valid and submission.tests is not None:
-                limit = max(limits.mutant_floor, limits.mutant_factor * student.reference_seconds)
-                mutation = run_mutants(
-                    chapter, submission.tests, mutants, limit, pool, threads, say
-                )
-                if mutation.errors:
-                    problems = tuple(m.message for m in mutation.errors)
-                    student = replace(student, valid=False, problems=student.problems + problems)
-            tests_phase = ValidationPhase(
-                student,
-                mutation,
-                pool.isolation,
-                validation_seconds,
-                time.monotonic() - mutation_started,
-            )
         if course_phase is None:
             if course_run is not None and not course_run.done():
                 say(PHASES["course_tests"], 0, 0)
@@ -603,11 +595,55 @@ def _run_phases(
             seconds = course_run.result().seconds if course_run is not None else 0.0
             course_phase = CoursePhase(course, pool.isolation, seconds)
         on_yours = yours_run.result() if yours_run is not None else None
+        if tests_phase is None:
+            tests_phase = _grade_tests(chapter, submission, limits, pool, mutants, threads, say)
     yours = YoursPhase(
         _disagreements(chapter, tests_phase.student, on_yours, limits.student_tests),
         on_yours.durations() if on_yours is not None else {},
     )
     return course_phase, tests_phase, yours
+
+
+def _grade_tests(
+    chapter: Chapter,
+    submission: Submission,
+    limits: Limits,
+    pool: WorkerPool,
+    mutants: dict[str, str],
+    threads: ThreadPoolExecutor,
+    say: Progress,
+) -> ValidationPhase:
+    """Validation, then the mutants, of the student's test file."""
+    validation_started = time.monotonic()
+    say(PHASES["validation"], 0, 0)
+    student = _validate(chapter, submission, limits, pool, threads)
+    validation_seconds = time.monotonic() - validation_started
+    mutation_started = time.monotonic()
+    mutation = None
+    if student.valid and submission.tests is not None:
+        mutation = run_mutants(
+            chapter,
+            submission.tests,
+            mutants,
+            mutant_limit(limits, student.reference_seconds),
+            pool,
+            threads,
+            say,
+            ceiling=limits.student_tests,
+        )
+        problems = mutation.reference_problems + tuple(m.message for m in mutation.errors)
+        if problems:
+            student = replace(student, valid=False, problems=student.problems + problems)
+    return ValidationPhase(
+        student, mutation, pool.isolation, validation_seconds, time.monotonic() - mutation_started
+    )
+
+
+def mutant_limit(limits: Limits, reference_cpu_seconds: float) -> float:
+    """The CPU time a mutant run may use: ``factor`` times the reference run's, at least the
+    floor, at most what the reference run itself was given."""
+    wanted = max(limits.mutant_floor, limits.mutant_factor * reference_cpu_seconds)
+    return min(limits.student_tests, wanted)
 
 
 def unmodified_files(chapter: Chapter, submission: Submission) -> tuple[str, ...]:
@@ -638,7 +674,7 @@ def _start_course_tests(
     if submission.implementation is None:
         return None
     job = course_tests_job(chapter, submission.implementation, limits.course_tests, dependencies)
-    return threads.submit(pool.run, job)
+    return threads.submit(pool.run_confirmed, job)
 
 
 def _course_result(
@@ -702,6 +738,8 @@ def _validate(
             False, broken, missing, tuple(tests), 0.0, notes, missing_reasons=why_missing
         )
 
+    jobs: dict[Future[RunResult], Job] = {}
+
     def job(
         implementation: str,
         reverse: bool = False,
@@ -715,7 +753,13 @@ def _validate(
             reverse=reverse,
             hash_seed=seed,
         )
-        return threads.submit(pool.run, run)
+        future = threads.submit(pool.run, run)
+        jobs[future] = run
+        return future
+
+    def settled(future: Future[RunResult]) -> RunResult:
+        """The run's result, its timeout confirmed: a timeout here makes the file not valid."""
+        return pool.confirm(jobs[future], future.result())
 
     reference = chapter.reference.read_text(encoding="utf-8")
     first = job(reference)
@@ -724,11 +768,11 @@ def _validate(
     stub = job(chapter.stub.read_text(encoding="utf-8"))
 
     problems: list[str] = []
-    on_reference = first.result()
+    on_reference = settled(first)
     problems += _problems_on_correct(
         on_reference, "the reference", chapter.student_tests, limits.student_tests
     )
-    rerun = again.result()
+    rerun = settled(again) if not problems else again.result()
     if not problems and _signature(rerun) != _signature(on_reference):
         changed = [
             n for n in on_reference.test_names() if rerun.outcome(n) != on_reference.outcome(n)
@@ -740,12 +784,12 @@ def _validate(
     if not problems:  # a test wrong on the reference is wrong on every variant: say it once
         for wheat_id, run in wheats.items():
             problems += _problems_on_correct(
-                run.result(),
+                settled(run),
                 f"the correct variant {wheat_id}",
                 chapter.student_tests,
                 limits.student_tests,
             )
-    stub_run = stub.result()
+    stub_run = stub.result()  # a timeout on the stub is a failure there, as it should be
     if on_reference.status in ("completed", "crashed"):
         present = [name for name in required if name not in missing]
         problems += _required_problems(present, on_reference, stub_run, submission.tests)
@@ -761,7 +805,7 @@ def _validate(
         tuple(problems),
         missing,
         tuple(tests),
-        on_reference.seconds,
+        on_reference.cpu_seconds,
         notes,
         why_missing,
         (),
@@ -837,7 +881,7 @@ def run_problem(run: RunResult, filename: str, time_limit: float) -> str:
         return f"{filename} could not be collected: {run.message}"
     if run.status == "timeout":
         running = next((o.name for o in run.outcomes if o.status == "timeout"), "")
-        return too_slow(time_limit, running, run.durations())
+        return too_slow(time_limit, running, run.durations(), run.confirmed)
     if output_too_large(run.message) or any(output_too_large(o.detail) for o in run.outcomes):
         return too_much_output()
     return f"{run.message}: tests must not end the process"
@@ -863,6 +907,10 @@ def _problems_on_correct(run: RunResult, what: str, filename: str, limit: float)
     return problems
 
 
+REFERENCE_AMONG_MUTANTS = 2
+"""How often the reference runs again among the mutant runs, under the mutants' limits."""
+
+
 def run_mutants(
     chapter: Chapter,
     tests: str,
@@ -871,26 +919,51 @@ def run_mutants(
     pool: WorkerPool,
     threads: ThreadPoolExecutor,
     progress: Progress | None = None,
+    ceiling: float | None = None,
 ) -> MutationResult:
-    """Phase 3: the test file ``tests`` against every planted mutant, ``limit`` seconds each."""
-    futures = {
-        mutant.id: threads.submit(
-            pool.run,
-            student_tests_job(chapter, tests, sources[mutant.id], limit),
+    """Phase 3: the test file ``tests`` against every planted mutant, ``limit`` seconds of CPU
+    time each, every run seeing the limits ``ceiling``; and the reference again, at places
+    among them (``reference_places``), under the same conditions: what fails on any of
+    those is in ``reference_problems``, and makes the file not valid."""
+    reference = chapter.reference.read_text(encoding="utf-8")
+    ids = [mutant.id for mutant in chapter.mutants]
+    order = list(ids)
+    for place in reference_places(tests, len(ids)):
+        order.insert(place, f"reference {len(order)}")
+    jobs = {
+        name: student_tests_job(
+            chapter, tests, sources.get(name, reference), limit, ceiling=ceiling
         )
-        for mutant in chapter.mutants
+        for name in order
     }
+    futures = {name: threads.submit(pool.run, job) for name, job in jobs.items()}
     for done, _ in enumerate(as_completed(futures.values()), start=1):
         if progress is not None:
             progress(PHASES["mutants"], done, len(futures))
+    # A timeout is a kill (or, on the reference, a file not valid) only once confirmed alone.
+    runs = {name: pool.confirm(jobs[name], futures[name].result()) for name in order}
     results = tuple(
         replace(
-            _mutant_result(m, futures[m.id].result(), chapter.show_mutant_titles),
-            durations=futures[m.id].result().durations(),
+            _mutant_result(m, runs[m.id], chapter.show_mutant_titles),
+            durations=runs[m.id].durations(),
         )
         for m in chapter.mutants
     )
-    return MutationResult(chapter.threshold, chapter.required, results)
+    problems: list[str] = []
+    for name in order:
+        if name not in sources:
+            what = "the reference, run again among the mutants"
+            problems += _problems_on_correct(runs[name], what, chapter.student_tests, limit)
+    unique = tuple(dict.fromkeys(problems))
+    return MutationResult(chapter.threshold, chapter.required, results, unique)
+
+
+def reference_places(tests: str, mutants: int) -> list[int]:
+    """Where among ``mutants`` runs the reference runs again: places drawn from a digest of the
+    test file, so the same file gets them every time, yet nothing in a run tells which it is
+    (every run of the file looks alike, and no run sees another)."""
+    digest = bytes.fromhex(text_digest(tests))
+    return sorted(digest[i] % (mutants + 1) for i in range(REFERENCE_AMONG_MUTANTS))
 
 
 def _mutant_result(mutant: Mutant, run: RunResult, show_title: bool) -> MutantResult:
@@ -905,7 +978,8 @@ def _mutant_result(mutant: Mutant, run: RunResult, show_title: bool) -> MutantRe
         )
         return MutantResult(mutant.id, title, "error", (), message)
     if run.status == "timeout":
-        return MutantResult(mutant.id, title, "timeout", killers)
+        message = f"timeout (confirmed): {run.message}"
+        return MutantResult(mutant.id, title, "timeout", killers, message)
     if killers:
         return MutantResult(mutant.id, title, "killed", killers)
     return MutantResult(mutant.id, title, "survived", ())

@@ -22,9 +22,12 @@ NOT_MEASURED = (
 )
 
 
-def too_slow(limit: float, running: str, durations: Mapping[str, float]) -> str:
+def too_slow(
+    limit: float, running: str, durations: Mapping[str, float], confirmed: bool = False
+) -> str:
     """A run stopped at its time limit, said as slowness (it may not hang at all): the limit,
-    the test that was running, and the slowest of those that finished."""
+    the test that was running, the slowest of those that finished, and whether a second run
+    alone timed out too (``confirmed``)."""
     where = f" while running {running}" if running else ""
     done = [(name, s) for name, s in durations.items() if name != running and s >= 0.05]
     slowest = max(done, key=lambda item: item[1], default=None)
@@ -32,7 +35,8 @@ def too_slow(limit: float, running: str, durations: Mapping[str, float]) -> str:
         f"; the slowest test before it took {slowest[1]:.1f} s ({slowest[0]})" if slowest else ""
     )
     return (
-        f"too slow: stopped after {limit:g} s{where} (the time limit of that run){before}: "
+        f"too slow: stopped after {limit:g} s{where} (the time limit of that run"
+        f"{'; confirmed: it timed out again, run alone' if confirmed else ''}){before}: "
         "make the test do less, since a test that takes seconds here is run again on every "
         "mutant"
     )

@@ -41,14 +41,17 @@ import contextlib
 import ctypes
 import functools
 import os
+import platform
 import re
 import resource
+import secrets
 import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, NoReturn
 
@@ -67,7 +70,13 @@ user."""
 
 UNTRUSTED_UID = 65534
 UNTRUSTED_GID = 65534
-"""``nobody`` and ``nogroup`` on Debian and most distributions."""
+"""``nobody`` and ``nogroup`` on Debian and most distributions: the identity of the probe that
+measures the level, and of a ``Confinement`` made without an identity of its own."""
+
+RUN_IDS = range(1_500_000_000, 1_500_000_000 + (1 << 24))
+"""The uids (and gids of the same number) the grader reserves for runs: each process of a run
+gets one of its own, drawn at random (``new_identity``), so no two runs share a user, and the
+number tells a test nothing of which run it is in or what came before it."""
 
 MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
 """Address space of every untrusted process. Its hard limit also marks the process as a
@@ -79,6 +88,9 @@ HIDDEN_KIT_FOLDERS = ("reference", "mutants", "wheats")
 answer, and the variants of it the tests are graded against."""
 
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWCGROUP = 0x02000000
+_CLONE_NEWUSER = 0x10000000
+_CAPABILITY_VERSION_3 = 0x20080522
 _CLONE_NEWUTS = 0x04000000
 _CLONE_NEWIPC = 0x08000000
 _CLONE_NEWPID = 0x20000000
@@ -96,6 +108,19 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+_KEYCTL_CLEAR = 7
+_KEY_SPEC_USER_KEYRING = -4
+_KEY_SPEC_USER_SESSION_KEYRING = -5
+_MACHINE = platform.machine()
+_SECCOMP_TABLES = {
+    "x86_64": (0xC000003E, (248, 249, 250)),
+    "aarch64": (0xC00000B7, (217, 218, 219)),
+}
+"""Per machine: the audit architecture and the numbers of add_key, request_key and keyctl."""
+_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(_MACHINE)
 _ADDR_NO_RANDOMIZE = 0x0040000
 _PERSONALITY_QUERY = 0xFFFFFFFF
 
@@ -124,15 +149,39 @@ def _mount(source: str, target: str, kind: str | None, flags: int, data: str | N
 
 @dataclass(frozen=True)
 class Confinement:
-    """How to confine a run's processes: the level and what it hides."""
+    """How to confine a run's process: the level, what it hides, and the identity it takes."""
 
     level: IsolationLevel
     hidden: tuple[Path, ...] = ()
+    identity: int | None = None
+    """The uid and gid (one number) the process takes; ``None``: ``UNTRUSTED_UID``."""
 
     @property
     def uid(self) -> int | None:
-        """The uid a run's processes take, or ``None`` where they keep the grader's."""
-        return None if self.level == "none" else UNTRUSTED_UID
+        """The uid a run's process takes, or ``None`` where it keeps the grader's."""
+        if self.level == "none":
+            return None
+        return UNTRUSTED_UID if self.identity is None else self.identity
+
+    @property
+    def gid(self) -> int | None:
+        if self.level == "none":
+            return None
+        return UNTRUSTED_GID if self.identity is None else self.identity
+
+    def as_identity(self, identity: int | None) -> Confinement:
+        """This confinement for one process of a run that takes ``identity``."""
+        return replace(self, identity=identity)
+
+
+def new_identity(level: IsolationLevel) -> int | None:
+    """A uid (and gid) from ``RUN_IDS`` for one process of one run, where the level drops the
+    grader's user; ``None`` at ``none``. Drawn at random, so it says nothing a test could use;
+    it is never reused while anything of its run lives, since every run ends swept (by its
+    PID namespace, its cgroup and its users: ``kill_users``)."""
+    if level == "none":
+        return None
+    return RUN_IDS.start + secrets.randbelow(len(RUN_IDS))
 
 
 def parse_level(text: str) -> IsolationLevel:
@@ -267,7 +316,9 @@ def _must(step: Callable[[Confinement], None], confinement: Confinement) -> None
 def _enter_namespaces(confinement: Confinement, workdir: Path) -> None:
     """In the run's init: a private mount and network namespace, its own /proc, the kit hidden,
     the way to the run's folder and to Python open."""
-    _call(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS), "unshare")
+    # Its own cgroup namespace too: the run's cgroup (joined by its root) reads as "/".
+    spaces = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS | _CLONE_NEWCGROUP
+    _call(_libc.unshare(spaces), "unshare")
     _mount("none", "/", None, _MS_REC | _MS_PRIVATE, None)
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
     _open_the_way([workdir, *_python_paths()])
@@ -336,16 +387,128 @@ def _open_the_way(paths: list[Path]) -> None:
 
 
 def _confine_process(confinement: Confinement) -> None:
-    """In the process that runs untrusted code: the uid, then the mark, then no way back."""
-    if confinement.uid is not None:
+    """In the process that runs untrusted code: its own keyrings and uid, then the mark, then
+    no way back, and no keyring calls at all."""
+    own_keyrings()
+    if confinement.uid is not None and confinement.gid is not None:
         os.setgroups([])
-        os.setgid(UNTRUSTED_GID)
+        os.setgid(confinement.gid)
         os.setuid(confinement.uid)
         if os.getuid() != confinement.uid or os.geteuid() != confinement.uid:
             raise OSError("the uid was not dropped")
+        own_keyrings()  # the new user's: empty, whatever an earlier holder of the uid left
+        if confinement.level == "namespaces":
+            _seen_as(UNTRUSTED_UID, UNTRUSTED_GID)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     _call(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
     die_with_parent()
+    refuse_keyring_calls()
+
+
+def _seen_as(uid: int, gid: int) -> None:
+    """Enter a user namespace of this process's own in which its uid and gid read as ``uid``
+    and ``gid``, then give up the capabilities it has there.
+
+    The run's own uid is drawn at random; inside, every run is the same
+    ``nobody``, so no run looks unlike another (``/proc/self/uid_map`` still
+    shows the random number, which says nothing). The mounts and the network
+    stay those of the run's namespaces, which this user namespace does not own.
+    Where the machine refuses the namespace the run goes on as its own uid.
+    """
+    outside_uid, outside_gid = os.geteuid(), os.getegid()
+    if _libc.unshare(_CLONE_NEWUSER) != 0:
+        return  # refused (a kernel or security module that keeps users from making one)
+    # The uid change made the process not dumpable, and /proc/self root's: for a moment it
+    # is dumpable again, to write its own maps (no other process has its uid).
+    _call(_libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"{uid} {outside_uid} 1")
+    Path("/proc/self/gid_map").write_text(f"{gid} {outside_gid} 1")
+    _call(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
+    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
+    nothing = (ctypes.c_uint32 * 6)()
+    _call(_libc.capset(header, nothing), "capset")
+    if os.getuid() != uid or os.getgid() != gid:
+        raise OSError("the user namespace did not map the run's identity")
+
+
+def own_keyrings() -> None:
+    """Leave the grader's session keyring for a new, empty one of this process's own, and
+    empty this user's keyrings: a key one run adds is never in another's reach.
+
+    Every process inherits its parent's session keyring and possesses the keys
+    in it, whatever its uid; the user keyring lives as long as the kernel keeps
+    the user, across runs and across grader processes. Harmless where the
+    kernel has no keyrings."""
+    with contextlib.suppress(OSError):
+        _keyctl(_KEYCTL_JOIN_SESSION_KEYRING, 0)
+    for keyring in (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING):
+        with contextlib.suppress(OSError):
+            _keyctl(_KEYCTL_CLEAR, keyring)
+
+
+def _keyctl(operation: int, argument: int) -> None:
+    if _KEYCTL is None:
+        raise OSError(38, "keyctl: not known on this machine")
+    result = _libc.syscall(_KEYCTL, operation, ctypes.c_long(argument), 0, 0, 0)
+    if result == -1:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"keyctl: {os.strerror(errno)}")
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_ushort),
+        ("jt", ctypes.c_ubyte),
+        ("jf", ctypes.c_ubyte),
+        ("k", ctypes.c_uint),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _keyring_filter() -> list[tuple[int, int, int, int]]:
+    """A seccomp program that fails ``add_key``, ``request_key`` and ``keyctl`` with ENOSYS,
+    and every call of another architecture's table (an i386 or x32 call on x86-64 would
+    reach them by other numbers), and allows the rest."""
+    arch, numbers = _SECCOMP_TABLES[_MACHINE]
+    load, jump_equal, jump_at_least, answer = 0x20, 0x15, 0x35, 0x06
+    deny, allow = 0x00050000 | 38, 0x7FFF0000
+    return [
+        (load, 0, 0, 4),
+        (jump_equal, 1, 0, arch),
+        (answer, 0, 0, deny),
+        (load, 0, 0, 0),
+        (jump_at_least, 4, 0, 0x40000000),
+        (jump_equal, 3, 0, numbers[0]),
+        (jump_equal, 2, 0, numbers[1]),
+        (jump_equal, 1, 0, numbers[2]),
+        (answer, 0, 0, allow),
+        (answer, 0, 0, deny),
+    ]
+
+
+def refuse_keyring_calls() -> None:
+    """Fail every keyring call of this process and its children from now on (seccomp): runs
+    alive at the same time cannot pass a key between them, whatever its permissions say.
+    Needs ``PR_SET_NO_NEW_PRIVS``; does nothing on a machine whose call table is unknown."""
+    if _MACHINE not in _SECCOMP_TABLES:
+        return
+    steps = [_SockFilter(*step) for step in _keyring_filter()]
+    program = (_SockFilter * len(steps))(*steps)
+    fprog = _SockFprog(len(program), program)
+    with contextlib.suppress(OSError):  # a kernel without seccomp: the keyrings stay as above
+        _call(
+            _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0),
+            "prctl(PR_SET_SECCOMP)",
+        )
+
+
+def keyrings_refused() -> bool:
+    """Whether ``refuse_keyring_calls`` can close the keyrings on this machine."""
+    return _MACHINE in _SECCOMP_TABLES
 
 
 def _serve_as_init(child: int) -> NoReturn:
@@ -390,10 +553,10 @@ def exit_code(status: int, confinement: Confinement) -> int:
 
 def hand_over(paths: Iterable[Path], confinement: Confinement) -> None:
     """Make ``paths`` (a run's folder and what it holds) the untrusted uid's, where it has one."""
-    if confinement.uid is None:
+    if confinement.uid is None or confinement.gid is None:
         return
     for path in paths:
-        os.chown(path, confinement.uid, UNTRUSTED_GID, follow_symlinks=False)
+        os.chown(path, confinement.uid, confinement.gid, follow_symlinks=False)
 
 
 SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
@@ -464,9 +627,13 @@ def is_untrusted(pid: int) -> bool:
 
 
 def descendants(root: int) -> list[int]:
-    """The pids of the living (not zombie) processes below ``root``, read from /proc."""
+    """The pids of every process below ``root``, read from /proc, whatever its state.
+
+    A zombie is listed too: a thread-group leader that ended alone (``SYS_exit``)
+    shows ``Z`` while its other threads run on, and a sweep that skipped
+    zombies would never kill them. Signalling a real zombie is harmless.
+    """
     children: dict[int, list[int]] = {}
-    zombies: set[int] = set()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -477,17 +644,49 @@ def descendants(root: int) -> list[int]:
             continue
         # The name in parentheses may itself hold spaces and parentheses.
         fields = data[data.rfind(b")") + 2 :].split()
-        pid = int(entry.name)
-        children.setdefault(int(fields[1]), []).append(pid)
-        if fields[0] == b"Z":
-            zombies.add(pid)
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
     found: list[int] = []
     todo = list(children.get(root, []))
     while todo:
         pid = todo.pop()
         found.append(pid)
         todo.extend(children.get(pid, []))
-    return [pid for pid in found if pid not in zombies]
+    return found
+
+
+def users_processes(uids: Iterable[int]) -> list[int]:
+    """The pids of every process on the machine whose real, effective or saved uid is one of
+    ``uids``, whatever its parent, and that still runs: a zombie counts only while a thread
+    of it lives on (its leader ended alone)."""
+    wanted = {str(uid).encode() for uid in uids}
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as status:
+                fields = dict(line.split(b":", 1) for line in status if b":" in line)
+        except (OSError, ValueError):
+            continue
+        uids_held = set(fields.get(b"Uid", b"").split()[:3])
+        zombie = fields.get(b"State", b"").split()[:1] == [b"Z"]
+        dead = zombie and fields.get(b"Threads", b"").strip() == b"1"
+        if wanted & uids_held and not dead:
+            found.append(int(entry.name))
+    return found
+
+
+def kill_users(uids: Iterable[int]) -> None:
+    """SIGKILL, by pidfd, every process of ``uids`` (users one run alone held) until none
+    runs: what a run started is found by its user, however it left its group or tree."""
+    uids = tuple(uids)
+    for _ in range(100):
+        found = users_processes(uids)
+        if not found:
+            return
+        for pid in found:
+            kill_by_pidfd(pid, only_untrusted=False)
+        time.sleep(0.002)
 
 
 def process_state(pid: int) -> str:
@@ -536,3 +735,170 @@ def without_address_randomisation() -> None:
 def address_randomisation_off() -> bool:
     current = _libc.personality(ctypes.c_ulong(_PERSONALITY_QUERY))
     return current != -1 and bool(current & _ADDR_NO_RANDOMIZE)
+
+
+CGROUP_MOUNTS = Path("/proc/self/mountinfo")
+RUN_PROCESS_LIMIT = 512
+"""The most processes (threads included) one run may have at once, where a cgroup holds it."""
+RUN_MEMORY_LIMIT_BYTES = 2 * MEMORY_LIMIT_BYTES
+"""The memory of all of one run's processes together, where a cgroup holds it: each process's
+address space is bounded as well (``MEMORY_LIMIT_BYTES``)."""
+_V1_SETTINGS = {
+    "cpu": {"cpu.shares": "1024"},
+    "cpuacct": {},
+    "pids": {"pids.max": str(RUN_PROCESS_LIMIT)},
+    "memory": {"memory.limit_in_bytes": str(RUN_MEMORY_LIMIT_BYTES)},
+}
+"""The version-1 hierarchies a run gets a cgroup in, and what each sets: equal CPU shares for
+every run, a process limit, a memory limit (``cpuacct`` counts its CPU time)."""
+_V2_SETTINGS = {
+    "cpu": {"cpu.weight": "100"},
+    "pids": {"pids.max": str(RUN_PROCESS_LIMIT)},
+    "memory": {"memory.max": str(RUN_MEMORY_LIMIT_BYTES)},
+}
+
+
+def _cgroup_bases() -> dict[str, Path]:
+    """Each cgroup hierarchy this process may make cgroups in, by name (``v2`` or a version-1
+    controller), at the cgroup this process is in."""
+    own: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for controller in controllers.split(",") if controllers else ["v2"]:
+                own[controller] = path
+    bases: dict[str, Path] = {}
+    with contextlib.suppress(OSError):
+        for line in CGROUP_MOUNTS.read_text().splitlines():
+            before, _, after = line.partition(" - ")
+            kind, _, options = after.split()[:3]
+            mount_point, root = before.split()[4], before.split()[3]
+            if kind == "cgroup2":
+                names = ["v2"]
+            elif kind == "cgroup":
+                names = [name for name in options.split(",") if name in _V1_SETTINGS]
+            else:
+                continue
+            for name in names:
+                if name in own and name not in bases:
+                    inside = os.path.relpath(own[name], root) if root != "/" else own[name]
+                    bases[name] = Path(mount_point, inside.lstrip("/").removeprefix("."))
+    return {name: base for name, base in bases.items() if os.access(base, os.W_OK)}
+
+
+class Cgroups:
+    """The cgroups of one warm worker's runs: a folder of its own in every hierarchy it may
+    write (``grader-`` and a random name), and in it one cgroup per run (a random name too:
+    a run that reads its cgroup's path learns nothing of which run it is).
+
+    Where the machine gives none (not root, no cgroup file system) every call does nothing
+    and ``kinds`` is empty.
+    """
+
+    def __init__(self) -> None:
+        self.folders: dict[str, Path] = {}
+        self.run: dict[str, Path] = {}
+        if os.geteuid() != 0:
+            return
+        own = f"grader-{secrets.token_hex(6)}"
+        for name, base in _cgroup_bases().items():
+            folder = base / own
+            try:
+                folder.mkdir()
+            except OSError:
+                continue
+            self.folders[name] = folder
+        v2 = self.folders.get("v2")
+        if v2 is not None:
+            offered = _read(v2 / "cgroup.controllers").split()
+            wanted = [name for name in _V2_SETTINGS if name in offered]
+            with contextlib.suppress(OSError):
+                (v2 / "cgroup.subtree_control").write_text(" ".join(f"+{n}" for n in wanted))
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """What a run gets: ``v2``, and each version-1 controller, that worked."""
+        return tuple(sorted(self.folders))
+
+    def start_run(self) -> list[str]:
+        """Make the next run's cgroups; the ``cgroup.procs`` files its roots join."""
+        self.end_run()
+        name = secrets.token_hex(6)
+        for kind, folder in self.folders.items():
+            run = folder / name
+            try:
+                run.mkdir()
+            except OSError:
+                continue
+            for file, value in _settings(kind).items():
+                with contextlib.suppress(OSError):  # a v2 controller this machine lacks
+                    (run / file).write_text(value)
+            self.run[kind] = run
+        return [str(run / "cgroup.procs") for run in self.run.values()]
+
+    def cpu_seconds(self) -> float | None:
+        """The CPU time every process of the run has used, the dead ones too; ``None`` where no
+        cgroup counts it."""
+        if "v2" in self.run:
+            for line in _read(self.run["v2"] / "cpu.stat").splitlines():
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+        if "cpuacct" in self.run:
+            usage = _read(self.run["cpuacct"] / "cpuacct.usage").strip()
+            if usage.isdigit():
+                return int(usage) / 1e9
+        return None
+
+    def kill(self) -> None:
+        """SIGKILL every process of the run at once (``cgroup.kill``), or each one listed."""
+        if "v2" in self.run:
+            with contextlib.suppress(OSError):
+                (self.run["v2"] / "cgroup.kill").write_text("1")
+        for run in self.run.values():
+            for pid in _read(run / "cgroup.procs").split():
+                kill_by_pidfd(int(pid), only_untrusted=False)
+
+    def end_run(self) -> None:
+        """Kill what is left of the run and remove its cgroups."""
+        self.kill()
+        for kind, run in list(self.run.items()):
+            with contextlib.suppress(OSError):
+                run.rmdir()
+            del self.run[kind]
+
+    def close(self) -> None:
+        self.end_run()
+        for folder in self.folders.values():
+            remove_cgroup_tree(folder)
+        self.folders.clear()
+
+
+def _settings(kind: str) -> dict[str, str]:
+    if kind == "v2":
+        return {file: value for each in _V2_SETTINGS.values() for file, value in each.items()}
+    return _V1_SETTINGS.get(kind, {})
+
+
+def remove_cgroup_tree(folder: Path) -> None:
+    """Remove the cgroup ``folder`` and every cgroup below it, killing what they hold."""
+    for below in sorted(folder.glob("*/"), key=lambda path: -len(path.parts)):
+        if (below / "cgroup.procs").exists():
+            remove_cgroup_tree(below)
+    for pid in _read(folder / "cgroup.procs").split():
+        kill_by_pidfd(int(pid), only_untrusted=False)
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def join_cgroups(procs_files: Iterable[str]) -> None:
+    """Put this process (and so everything it starts) into the cgroups of ``procs_files``."""
+    for procs in procs_files:
+        with contextlib.suppress(OSError):
+            Path(procs).write_text(str(os.getpid()))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""

@@ -86,9 +86,18 @@ class ForkServer:
         server_end.close()
         self.pid = pid
 
-    def spawn(self, job: dict[str, Any], descriptors: Sequence[int], workdir: Path) -> Spawned:
+    def spawn(
+        self,
+        job: dict[str, Any],
+        descriptors: Sequence[int],
+        workdir: Path,
+        identity: int | None = None,
+        cgroups: Sequence[str] = (),
+    ) -> Spawned:
         """Start a run's root for ``job``; its confined process gets ``descriptors`` (the
-        caller still closes its own copies) and works in ``workdir``."""
+        caller still closes its own copies), works in ``workdir`` and takes the uid and gid
+        ``identity``; the root first joins the cgroups whose ``cgroup.procs`` are
+        ``cgroups``, so that every process of the run is in them."""
         status_read, status_write = channel()
         job_read, job_write = channel()
         try:
@@ -98,7 +107,13 @@ class ForkServer:
             os.close(status_write)
             os.close(job_read)
         with contextlib.suppress(BrokenPipeError), open(job_write, "wb") as out:
-            out.write(json.dumps({"job": job, "workdir": str(workdir)}).encode())
+            message = {
+                "job": job,
+                "workdir": str(workdir),
+                "identity": identity,
+                "cgroups": list(cgroups),
+            }
+            out.write(json.dumps(message).encode())
         pid = _read_exactly(status_read, _STATUS_BYTES)
         if pid is None:
             os.close(status_read)
@@ -146,7 +161,9 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
         os.write(status, os.getpid().to_bytes(_STATUS_BYTES, "little"))
         with open(job_channel, "rb") as incoming:
             message = json.loads(incoming.read())
-        child = confine.fork_confined(confinement, Path(message["workdir"]), new_session=False)
+        confine.join_cgroups(message["cgroups"])
+        confined = confinement.as_identity(message["identity"])
+        child = confine.fork_confined(confined, Path(message["workdir"]), new_session=False)
         if child == 0:
             os.close(status)
             entry(message["job"], passed)

@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Literal, get_args
@@ -51,6 +51,24 @@ PARENT_KILLED = "the test process killed its parent, the grader's worker"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Each stops the grader the same way: every worker and run killed, every file removed."""
 SWEEP_SECONDS = 10.0
+WALL_FACTOR = 2.0
+WALL_MARGIN_SECONDS = 5.0
+"""A run's time limit is on the CPU time its processes use; the wall clock is only a
+backstop, ``WALL_FACTOR`` times the limit and ``WALL_MARGIN_SECONDS`` more (for a run that
+sleeps or waits forever): a busy machine slows a run's clock, not its CPU time."""
+
+
+CONFIRMING_WALL_FACTOR = 1.5
+"""How much longer the wall-clock backstop is when a timeout is being confirmed: the run then
+has the pool to itself, but the machine may still be busy with work of others."""
+
+
+def wall_backstop(time_limit: float, confirming: bool = False) -> float:
+    """How long by the wall clock a run with ``time_limit`` seconds of CPU time may take."""
+    wall = WALL_FACTOR * time_limit + WALL_MARGIN_SECONDS
+    return wall * CONFIRMING_WALL_FACTOR if confirming else wall
+
+
 STOPPED_CHECK_SECONDS = 0.5
 """How often a worker that has not answered is checked for being stopped (SIGSTOP)."""
 
@@ -81,6 +99,10 @@ class RunResult:
     message: str
     output: str
     seconds: float
+    cpu_seconds: float = 0.0
+    """The CPU time the run's processes used, all of them together."""
+    confirmed: bool = False
+    """A timeout that happened again when the run was made once more, alone on the pool."""
 
     def outcome(self, name: str) -> TestStatus:
         """The outcome of test ``name``; parametrized cases fold into their worst outcome."""
@@ -114,7 +136,14 @@ class RunResult:
 
 @dataclass(frozen=True)
 class Job:
-    """A test file and an implementation to run it against."""
+    """A test file and an implementation to run it against.
+
+    ``time_limit`` is on the CPU time the run's processes use (the wall clock
+    is only a backstop, ``zygote.wall_backstop``); the run cannot see it.
+    What it can see of its limits comes from ``ceiling`` (its ``RLIMIT_CPU``):
+    give every run of one test file the same, so that no run looks unlike
+    another; ``None`` takes ``time_limit``.
+    """
 
     implementation: str
     test_name: str
@@ -130,6 +159,7 @@ class Job:
     """Each module the implementation may import beside the standard library (an earlier
     chapter's), as its name and source; it runs in the implementation's process, as the
     implementation does."""
+    ceiling: float | None = None
 
 
 @dataclass(frozen=True)
@@ -220,9 +250,17 @@ def well_formed_events(events: Any) -> list[dict[str, Any]]:
     return kept
 
 
+MALFORMED = "the test process sent a malformed event on the outcome channel"
+
+
 def interpret(record: dict[str, Any]) -> RunResult:
-    """Turn a zygote's record of one run into a ``RunResult``."""
-    events = well_formed_events(record["events"])
+    """Turn a zygote's record of one run into a ``RunResult``; a run whose channel carried
+    anything but the recorder's events is crashed, with one line saying so."""
+    raw = record["events"] if isinstance(record.get("events"), list) else []
+    events = well_formed_events(raw)
+    if len(events) != len(raw):
+        seconds = float(record.get("seconds", 0.0))
+        return RunResult("crashed", (), MALFORMED, "", seconds, float(record.get("cpu_seconds", 0)))
     collected: list[str] = []
     collection_errors: list[str] = []
     outcomes: dict[str, TestOutcome] = {}
@@ -244,6 +282,7 @@ def interpret(record: dict[str, Any]) -> RunResult:
         elif kind == "finished":
             finished = True
     seconds = float(record["seconds"])
+    cpu_seconds = float(record.get("cpu_seconds", 0.0))
     output = record["output"]
     if collection_errors:
         return RunResult(
@@ -252,6 +291,7 @@ def interpret(record: dict[str, Any]) -> RunResult:
             failure_line(collection_errors[0]) or "the test file could not be collected",
             collection_errors[0],
             seconds,
+            cpu_seconds,
         )
     # Fewer outcomes than collected tests is never a pass, whatever the exit status said.
     missing = [name for name in collected if name not in outcomes]
@@ -266,14 +306,15 @@ def interpret(record: dict[str, Any]) -> RunResult:
             else _crash_message(record.get("exit_code"), running)
         )
     else:
-        return RunResult("completed", tuple(outcomes[n] for n in collected), "", output, seconds)
+        ordered = tuple(outcomes[n] for n in collected)
+        return RunResult("completed", ordered, "", output, seconds, cpu_seconds)
     for name in missing:
         stopped: TestStatus = "timeout" if status == "timeout" and name == running else "not run"
         if status == "crashed" and name == running:
             stopped = "error"
         outcomes[name] = TestOutcome(name, stopped, message if name == running else "")
     ordered = tuple(outcomes[n] for n in collected) if collected else tuple(outcomes.values())
-    return RunResult(status, ordered, message, output, seconds)
+    return RunResult(status, ordered, message, output, seconds, cpu_seconds)
 
 
 def _bounded_seconds(value: object, run_seconds: float) -> float:
@@ -352,11 +393,13 @@ class _Zygote:
     """
 
     def __init__(
-        self, scratch: Path, hash_seed: int, cpu: int | None, level: IsolationLevel
+        self, scratch: Path, hash_seed: int, cpus: list[int], level: IsolationLevel
     ) -> None:
         self.scratch = scratch
         self.hash_seed = hash_seed
-        self.cpu = cpu
+        self.cpus = cpus
+        """Where every run may run: the same CPUs for every worker, so that no run can tell
+        which worker runs it."""
         self.level = level
         self.child_pid: int | None = None
         self.control: socket.socket | None = None
@@ -397,30 +440,33 @@ class _Zygote:
         LIVE_WORKERS.add(process.pid)
         return process
 
-    def run(self, job: Job, closed: threading.Event) -> RunResult:
+    def run(self, job: Job, closed: threading.Event, confirming: bool = False) -> RunResult:
         """Run ``job``; a worker that dies under it gives a crashed run, one that misses the
-        grader's deadline a timeout, and a worker gone because grading stopped an error."""
+        grader's deadline a timeout, and a worker gone because grading stopped an error.
+        ``confirming``: the run confirms a timeout, with a longer wall-clock backstop."""
         message = {
             "test_name": job.test_name,
             "time_limit": job.time_limit,
             "module": job.module,
             "reverse": job.reverse,
             "contract": job.interface.contract() if job.interface else ANY_INTERFACE,
-            "cpu": self.cpu,
+            "cpus": self.cpus,
             "dependencies": [name for name, _ in job.dependencies],
+            "ceiling": job.time_limit if job.ceiling is None else job.ceiling,
+            "wall": wall_backstop(job.time_limit, confirming),
         }
         started = time.monotonic()
         try:
             dependencies = [source for _, source in job.dependencies]
             self._send_job(message, [job.implementation, job.test_source, *dependencies])
             self.child_pid = int(json.loads(self._read_line(started + WORKER_START_SECONDS))["pid"])
-            deadline = time.monotonic() + job.time_limit + WORKER_GRACE_SECONDS
-            record = json.loads(self._read_line(deadline))
+            backstop = wall_backstop(job.time_limit, confirming)
+            record = json.loads(self._read_line(time.monotonic() + backstop + WORKER_GRACE_SECONDS))
         except TimeoutError:
             if closed.is_set():
                 raise GraderError("grading was stopped before it finished") from None
             return self._restart_after_deadline(time.monotonic() - started)
-        except (OSError, ValueError, EOFError, KeyError, TypeError) as error:
+        except (OSError, ValueError, EOFError, KeyError, TypeError, RecursionError) as error:
             if closed.is_set():
                 raise GraderError("grading was stopped before it finished") from error
             return self._restart_after_crash()
@@ -634,6 +680,7 @@ class WorkerPool:
         self._all: list[_Zygote] = []
         self._lock = threading.RLock()
         self._closed = threading.Event()
+        self._gate = _Gate()
         self.isolation: IsolationLevel = require_isolation(minimum, at_most)
         """The isolation level every run of this pool gets (``grader.sandbox.confine``)."""
         self._one_at_a_time = threading.Lock() if self.isolation == "uid" else None
@@ -662,8 +709,8 @@ class WorkerPool:
                         )
                 cpus = sorted(os.sched_getaffinity(0))
                 seeds = [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]
-                for index, seed in enumerate(seeds):
-                    zygote = _Zygote(self.scratch, seed, cpus[index % len(cpus)], self.isolation)
+                for seed in seeds:
+                    zygote = _Zygote(self.scratch, seed, cpus, self.isolation)
                     self._all.append(zygote)
                     self._idle.setdefault(seed, queue.Queue()).put(zygote)
         except BaseException:
@@ -671,14 +718,38 @@ class WorkerPool:
             raise
 
     def run(self, job: Job) -> RunResult:
+        """Run ``job`` once, beside whatever else the pool runs."""
+        return self._run(job, alone=False)
+
+    def confirm(self, job: Job, result: RunResult) -> RunResult:
+        """``result`` of ``job`` if it is no timeout; else the job run once more, alone on the
+        pool (no other run of it beside it, a longer wall-clock backstop), before the timeout
+        counts: ``confirmed`` if it timed out again, else the second run is the result.
+        Call it where a timeout decides something (a kill, a file not valid)."""
+        if result.status != "timeout":
+            return result
+        again = self._run(job, alone=True)
+        if again.status != "timeout":
+            return again
+        message = f"{again.message} (confirmed: it timed out again, run alone)"
+        return replace(again, message=message, confirmed=True)
+
+    def run_confirmed(self, job: Job) -> RunResult:
+        """Run ``job``; a timeout is confirmed (``confirm``) before it is returned."""
+        return self.confirm(job, self.run(job))
+
+    def _run(self, job: Job, alone: bool) -> RunResult:
         if self._closed.is_set():
             raise GraderError("grading was stopped before it finished")
-        zygote = self._idle[job.hash_seed].get()
-        try:
-            with self._one_at_a_time or contextlib.nullcontext():
-                return zygote.run(job, self._closed)
-        finally:
-            self._idle[job.hash_seed].put(zygote)
+        with self._gate.exclusive() if alone else self._gate.shared():
+            if self._closed.is_set():
+                raise GraderError("grading was stopped before it finished")
+            zygote = self._idle[job.hash_seed].get()
+            try:
+                with self._one_at_a_time or contextlib.nullcontext():
+                    return zygote.run(job, self._closed, confirming=alone)
+            finally:
+                self._idle[job.hash_seed].put(zygote)
 
     def _interrupted(self, signum: int, frame: FrameType | None) -> None:
         """Ctrl-C, SIGTERM or SIGHUP: stop everything first, then let the interrupt unwind."""
@@ -717,6 +788,43 @@ class WorkerPool:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class _Gate:
+    """Runs go side by side (``shared``), or one alone (``exclusive``): the alone run waits
+    for those in flight to end, and no run starts while it goes or waits."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._running = 0
+        self._alone_waiting = 0
+        self._alone = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._alone and not self._alone_waiting)
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._running -= 1
+                self._condition.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._condition:
+            self._alone_waiting += 1
+            self._condition.wait_for(lambda: not self._alone and self._running == 0)
+            self._alone_waiting -= 1
+            self._alone = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._alone = False
+                self._condition.notify_all()
 
 
 def _default_handler(number: int) -> Any:

@@ -36,11 +36,13 @@ progress, removes its folder and exits.
 from __future__ import annotations
 
 import contextlib
+import encodings.utf_8_sig  # noqa: F401  (sources are read with it; a run at uid may not import)
 import gc
 import io
 import json
 import os
 import random
+import re
 import resource
 import select
 import shutil
@@ -75,8 +77,6 @@ CONTROL_FD = 0
 """The zygote's stdin: a Unix socket on which each job comes with its sources' descriptors."""
 MAX_DEPENDENCIES = 8
 """The most modules besides the implementation a job may bring for its implementation process."""
-STOPPED_CHECK_SECONDS = 0.5
-"""How often a run that reports nothing is checked for being stopped."""
 SWEEP_ROUNDS = 200
 """How often the zygote looks again for processes a run left; each round kills all it finds."""
 
@@ -112,19 +112,22 @@ def serve(scratch: Path, confinement: Confinement) -> None:
     _warm_up(scratch)
     gc.freeze()  # what the zygote holds is never collected: forks neither scan nor copy it
     server = ForkServer(confinement, _run_process)
+    cgroups = confine.Cgroups()
     control = socket.socket(fileno=CONTROL_FD)
     try:
         while True:
             job, sources = _receive_job(control)
             if job is None:
                 break
-            record = run_job(job, sources, scratch, job.get("cpu"), confinement, server)
+            record = run_job(job, sources, scratch, confinement, server, cgroups)
             _send(record)
     except (GraderGone, BrokenPipeError):
         pass
     finally:
+        cgroups.end_run()
         _kill_descendants(spare=server.pid)
         server.close()
+        cgroups.close()
 
 
 def _receive_job(control: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
@@ -169,67 +172,85 @@ def run_job(
     job: dict[str, Any],
     sources: list[int],
     scratch: Path,
-    cpu: int | None,
     confinement: Confinement,
     server: ForkServer,
+    cgroups: confine.Cgroups | None = None,
 ) -> dict[str, Any]:
     """Start a run's two processes for ``job`` (from the fork server, confined), wait within
-    its time limit, describe the run.
+    its limits, describe the run.
 
     The implementation process (``grader.sandbox.implementation``) and the
     test process (pytest with the recorder, importing the stand-in module
     ``grader.sandbox.proxy``) talk over two pipes; only the test process holds
-    the outcome channel. Whatever happens, every process of the run is dead and
-    its folder gone before this returns (or raises).
+    the outcome channel. Each has a uid of its own (``confine.new_identity``)
+    and a folder of its own: the implementation cannot read or write the test
+    file, nor the test the implementation's folder. Both are in one cgroup of
+    the run's own where the machine gives one. Whatever happens, every process
+    of the run is dead and its folder gone before this returns (or raises).
     """
+    cgroups = cgroups or confine.Cgroups()
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     spawned: list[Spawned] = []
     implementation_source, test_source, *dependency_sources = sources
+    identities = {kind: confine.new_identity(confinement.level) for kind in ("test", "impl")}
     try:
-        _lay_out(folder)
-        confine.hand_over([folder, *folder.rglob("*")], confinement)
+        _lay_out(folder, confinement, identities["test"], identities["impl"])
+        output = os.open(folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
         # Only root could reopen them through /proc: both ends are confined and not dumpable.
         requests = os.pipe()
         replies = os.pipe()
         events_read, events_write = channel()
+        joined = cgroups.start_run()
         started = time.monotonic()
-        time_limit = float(job["time_limit"])
-        common = {**job, "folder": str(folder), "cpu": cpu}
+        budget = float(job["time_limit"])
+        common = {**job, "folder": str(folder)}
         try:
             spawned.append(
                 server.spawn(
                     {**common, "kind": "implementation"},
-                    [implementation_source, requests[0], replies[1], *dependency_sources],
+                    [implementation_source, requests[0], replies[1], output, *dependency_sources],
                     folder,
+                    identities["impl"],
+                    joined,
                 )
             )
             spawned.append(
                 server.spawn(
                     {**common, "kind": "test"},
-                    [test_source, events_write, requests[1], replies[0]],
+                    [test_source, events_write, requests[1], replies[0], output],
                     folder,
+                    identities["test"],
+                    joined,
                 )
             )
         finally:
-            for fd in (*sources, *requests, *replies, events_write):
+            for fd in (*sources, *requests, *replies, events_write, output):
                 os.close(fd)
         test = spawned[1]
+        roots = [process.pid for process in spawned]
         try:
             _send({"pid": test.pid})
-            events, timed_out, status = _collect(test, events_read, time_limit)
+            usage = _Usage(roots, cgroups)
+            wall = float(job["wall"])
+            events, timed_out, status = _collect(test, events_read, budget, wall, usage)
         finally:
+            cpu_seconds = usage.seconds() if "usage" in locals() else 0.0
             for process in spawned:
                 process.close()
                 _kill_group(process.pid)
+            cgroups.end_run()
+            confine.kill_users(uid for uid in identities.values() if uid is not None)
             _kill_descendants(spare=server.pid)
-            confine.remove_leftovers(confinement)
+            for uid in identities.values():
+                confine.remove_leftovers(confinement.as_identity(uid))
         return {
             "events": _without_folder(events, folder),
             "timed_out": timed_out,
             "exit_code": confine.exit_code(status, confinement) if status is not None else None,
             "parent_killed": status is None and not timed_out,
             "seconds": time.monotonic() - started,
+            "cpu_seconds": round(cpu_seconds, 3),
             "output": _strip_folder(_tail(folder / "output.log"), folder),
         }
     finally:
@@ -242,13 +263,13 @@ def _run_process(job: dict[str, Any], descriptors: list[int]) -> None:
     """A run's process, confined, as the fork server starts it: the implementation's or the
     test's, with the descriptors ``run_job`` sent in that order. It never returns."""
     try:
-        folder, cpu = Path(job["folder"]), job["cpu"]
+        folder = Path(job["folder"])
         if job["kind"] == "implementation":
-            source, requests, replies, *dependencies = descriptors
-            _implementation_child(folder, source, requests, replies, dependencies, job, cpu)
+            source, requests, replies, output, *dependencies = descriptors
+            _implementation_child(folder, source, requests, replies, output, dependencies, job)
         else:
-            source, events, requests, replies = descriptors
-            _test_child(folder, source, events, requests, replies, job, cpu)
+            source, events, requests, replies, output = descriptors
+            _test_child(folder, source, events, requests, replies, output, job)
     except BaseException:
         with contextlib.suppress(Exception):
             traceback.print_exc()
@@ -256,41 +277,94 @@ def _run_process(job: dict[str, Any], descriptors: list[int]) -> None:
         os._exit(0)
 
 
-def _lay_out(folder: Path) -> None:
-    """The run's folders: no source is written here (each process reads its own from a channel)."""
+def _lay_out(
+    folder: Path, confinement: Confinement, test: int | None, implementation: int | None
+) -> None:
+    """The run's folders: no source is written here (each process reads its own from a channel).
+
+    The run's folder and ``tests`` (where the test process writes its file)
+    are the test process's user's; ``implementation`` is the implementation
+    process's, which may only pass through the run's folder to reach it.
+    """
     (folder / "tests").mkdir()
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (folder / "home").mkdir()
     (folder / "tmp").mkdir()
-    for own in ("home", "tmp"):
-        (folder / "implementation" / own).mkdir(parents=True)
+    for name in ("home", "tmp"):
+        (folder / "implementation" / name).mkdir(parents=True)
+    own = [folder / "implementation", *(folder / "implementation").iterdir()]
+    theirs = [folder, folder / "tests", folder / "home", folder / "tmp", folder / "pytest.ini"]
+    confine.hand_over(theirs, confinement.as_identity(test))
+    confine.hand_over(own, confinement.as_identity(implementation))
+    if confinement.uid is not None:
+        for path in (*own, *theirs[1:4]):
+            path.chmod(0o700)
+        folder.chmod(0o711)
+
+
+class _Usage:
+    """The CPU time a run's processes have used: its cgroup's count where it has one, else
+    the sum over its processes (those alive, and the dead its processes have reaped)."""
+
+    def __init__(self, roots: list[int], cgroups: confine.Cgroups) -> None:
+        self.roots = roots
+        self.cgroups = cgroups
+        self.most = 0.0
+
+    def seconds(self) -> float:
+        counted = self.cgroups.cpu_seconds()
+        if counted is None:
+            pids = [*self.roots, *(pid for root in self.roots for pid in descendants(root))]
+            counted = sum(_process_cpu_seconds(pid) for pid in pids)
+        self.most = max(self.most, counted)  # a process reaped by the zygote leaves the sum
+        return self.most
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _process_cpu_seconds(pid: int) -> float:
+    """User and system time of ``pid`` and of the children it has reaped."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+    except OSError:
+        return 0.0
+    fields = data[data.rfind(b")") + 2 :].split()
+    return sum(int(field) for field in fields[11:15]) / _TICKS
+
+
+USAGE_CHECK_SECONDS = 0.25
+"""How often a run's CPU time is read, and a run that reports nothing checked for being stopped."""
 
 
 def _collect(
-    spawned: Spawned, read_end: int, time_limit: float
+    spawned: Spawned, read_end: int, budget: float, wall: float, usage: _Usage
 ) -> tuple[list[Any], bool, int | None]:
     """Read the test process's events until it exits or its time is up; then kill its group.
 
-    Its exit is watched through a pidfd on its root rather than the channel's
-    end: a grandchild may hold the channel open long after it is gone. The
-    control socket is watched too: it only becomes readable here when the
-    grader closes it, and then the run is abandoned (``GraderGone``). A run
-    whose every process is stopped (SIGSTOP) can never go on, since nothing
-    in it can wake it: it times out at once rather than at its limit. The
-    exit status is ``None`` where the root was killed (by the timeout, or by
-    its own child) before it could report one.
+    Its time is up when the run's processes have used ``budget`` seconds of
+    CPU time, or after ``wall`` seconds by the wall clock. Its exit is
+    watched through a pidfd on its root rather than the channel's end: a
+    grandchild may hold the channel open long after it is gone. The control
+    socket is watched too: it only becomes readable here when the grader
+    closes it, and then the run is abandoned (``GraderGone``). A run whose
+    every process is stopped (SIGSTOP) can never go on, since nothing in it
+    can wake it: it times out at once rather than at its limit. The exit
+    status is ``None`` where the root was killed (by the timeout, or by its
+    own child) before it could report one.
     """
     pid = spawned.pid
-    deadline = time.monotonic() + time_limit
+    deadline = time.monotonic() + wall
+    next_check = time.monotonic() + USAGE_CHECK_SECONDS
     exited = os.pidfd_open(pid)
     buffer = bytearray()
     watched = [read_end, exited, CONTROL_FD]
     timed_out = True
     try:
         while (remaining := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select(watched, [], [], min(remaining, STOPPED_CHECK_SECONDS))
-            if not ready and run_is_stopped(pid):
-                break
+            wait = min(remaining, USAGE_CHECK_SECONDS)
+            ready, _, _ = select.select(watched, [], [], wait)
             if CONTROL_FD in ready:
                 raise GraderGone
             if read_end in ready:
@@ -302,6 +376,10 @@ def _collect(
             if exited in ready:
                 timed_out = False
                 break
+            if time.monotonic() >= next_check:
+                next_check = time.monotonic() + USAGE_CHECK_SECONDS
+                if usage.seconds() > budget or (not ready and run_is_stopped(pid)):
+                    break
         _kill_group(pid)
         status = spawned.status()
         buffer += _drain(read_end)
@@ -389,14 +467,45 @@ def _without_folder(events: list[Any], folder: Path) -> list[Any]:
     return list(json.loads(_strip_folder(json.dumps(events), folder)))
 
 
+EVENT_LINE_LIMIT_BYTES = 64 * 1024
+"""The longest line of the events channel the zygote parses; the recorder's longest, a failure's
+detail cut at ``recorder.DETAIL_LIMIT`` characters, stays well below it."""
+EVENT_DEPTH_LIMIT = 4
+"""How deeply brackets may nest in one event line: an event is an object of strings, numbers
+and one list of strings, two levels."""
+
+
 def _parse_events(buffer: bytes) -> list[Any]:
-    events = []
+    """The events in ``buffer``, one JSON line each; a line that is too long, too deeply
+    nested or no JSON at all becomes ``{"event": "garbled"}``, which fails the run.
+
+    The lines come from inside the run: a line of 100,000 ``[`` would make the
+    JSON parser recurse until the zygote itself died, so depth is measured
+    before anything parses it."""
+    events: list[Any] = []
     for line in buffer.splitlines():
+        if len(line) > EVENT_LINE_LIMIT_BYTES or _depth(line) > EVENT_DEPTH_LIMIT:
+            events.append({"event": "garbled"})
+            continue
         try:
             events.append(json.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):
             events.append({"event": "garbled"})
     return events
+
+
+def _depth(line: bytes) -> int:
+    """The deepest nesting of ``[`` and ``{`` in the JSON text ``line``, outside strings (a
+    bound from above where the line is malformed)."""
+    outside = re.sub(rb'"(?:[^"\\]|\\.)*"', b"", line)
+    depth = deepest = 0
+    for byte in outside:
+        if byte in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b"]}":
+            depth -= 1
+    return deepest
 
 
 def _tail(path: Path) -> str:
@@ -420,14 +529,14 @@ def _test_child(
     events_fd: int,
     requests: int,
     replies: int,
+    output: int,
     job: dict[str, Any],
-    cpu: int | None,
 ) -> None:
     """The test process: write the test file, point the module at the stand-in, run pytest."""
-    keep = (source_fd, events_fd, requests, replies)
-    _isolate(folder, folder, keep, float(job["time_limit"]), cpu)
+    _isolate(folder, (source_fd, events_fd, requests, replies), output, job)
     test_file = folder / "tests" / str(job["test_name"])
     test_file.write_bytes(implementation.read_source(source_fd))
+    test_file.chmod(0o600)
     os.utime(test_file, (EPOCH, EPOCH))
     proxy.install(requests, replies, str(job["module"]), job["contract"]["exceptions"])
     recorder = OutcomeRecorder(events_fd, reverse=bool(job.get("reverse")))
@@ -441,17 +550,16 @@ def _implementation_child(
     source_fd: int,
     requests: int,
     replies: int,
+    output: int,
     dependency_fds: list[int],
     job: dict[str, Any],
-    cpu: int | None,
 ) -> None:
     """The implementation process: load the module on the test's first import, then serve.
 
     The modules the job brings beside it (an earlier chapter's) are loaded in this process
     too, when the implementation imports them."""
-    own = folder / "implementation"
     keep = (source_fd, requests, replies, *dependency_fds)
-    _isolate(own, folder, keep, float(job["time_limit"]), cpu)
+    _isolate(folder / "implementation", keep, output, job)
     contract = job["contract"]
     terms = implementation.Contract(
         str(job["module"]), contract["members"], contract["private"], bool(contract.get("frames"))
@@ -460,21 +568,19 @@ def _implementation_child(
     implementation.run(source_fd, requests, replies, terms, contract["names"], dependencies)
 
 
-def _isolate(
-    folder: Path, run_folder: Path, keep: tuple[int, ...], time_limit: float, cpu: int | None
-) -> None:
+def _isolate(folder: Path, keep: tuple[int, ...], output: int, job: dict[str, Any]) -> None:
     """Clean environment, own folders, no inherited files, nothing of the kit, bounded resources.
 
-    Both processes of a run get this, each in its own ``folder``, and share
-    one CPU: a call from one to the other then costs microseconds, not the
-    tens of microseconds of waking a process on another CPU.
+    Both processes of a run get this, each in its own ``folder``. What a run
+    can see of its limits and its placement is the job's ``ceiling`` and
+    ``cpus``, which the grader gives every run of one test file alike: the
+    limit that decides a timeout (the job's ``time_limit``, on the run's CPU
+    time) is the zygote's to watch, and a test cannot read it.
     """
     confine.not_dumpable()
-    if cpu is not None:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, {cpu})
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(0, set(job["cpus"]))
     devnull = os.open(os.devnull, os.O_RDONLY)
-    output = os.open(run_folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(devnull, 0)
     os.dup2(output, 1)
     os.dup2(output, 2)
@@ -500,7 +606,7 @@ def _isolate(
     sys.orig_argv = ["python", "-m", "pytest"]
     sys.path[:] = [str(folder), *_library_paths()]
     sys.dont_write_bytecode = True
-    cpu_seconds = int(time_limit) + 2
+    cpu_seconds = int(job["ceiling"]) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT_BYTES, OUTPUT_LIMIT_BYTES))

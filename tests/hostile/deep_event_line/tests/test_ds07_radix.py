@@ -1,0 +1,42 @@
+"""Sends one line of 100,000 nested brackets on the outcome channel (issue 18: the worker's
+JSON parser recursed until it died, and the check said the kit was broken)."""
+import os
+
+from radix import ROOT, RadixTree
+
+
+def test_cheat_deep_line() -> None:
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                os.write(int(name), b"[" * 100_000 + b"\n")
+        except OSError:
+            pass
+
+
+# The six required tests, as smoke tests: they pass on the reference, fail on
+# the stub, and kill none of the mutants, so any kill would be the cheat's.
+
+
+def test_split_by_hand() -> None:
+    assert RadixTree(1).insert([1, 2], ["a", "b"])[1] == []
+
+
+def test_match_splits_inside_an_edge() -> None:
+    assert RadixTree(1).match_prefix([1]) == (0, [])
+
+
+def test_insert_hands_back_the_stored_part() -> None:
+    assert RadixTree(1).insert([], []) == (ROOT, [])
+
+
+def test_oldest_leaf_goes_first() -> None:
+    assert RadixTree(1).lru_order() == []
+
+
+def test_locks_pin_ancestors() -> None:
+    assert RadixTree(1).lock_count(ROOT) == 0
+
+
+def test_parent_becomes_evictable() -> None:
+    assert RadixTree(1).evict(0, print) == 0
