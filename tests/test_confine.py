@@ -152,3 +152,18 @@ def test_workers_run_without_address_randomisation() -> None:
         ]
         assert pool.isolation == isolation_level()
     assert personalities and all(value & 0x0040000 for value in personalities)
+
+
+def test_a_report_names_the_cgroups_a_run_gets() -> None:
+    """The report's ``confinement`` says which cgroups a run is put in: the ones a worker can
+    make on this machine, no more and no fewer; and namespaces only at that level."""
+    level = isolation_level()
+    cgroups = confine.Cgroups()
+    try:
+        made = list(cgroups.kinds)
+    finally:
+        cgroups.close()
+    described = confine.what_runs_get(level)
+    assert described["cgroups"] == made
+    assert bool(described["namespaces"]) == (level == "namespaces")
+    assert ("nobody" in str(described["identity"])) == (level == "namespaces")

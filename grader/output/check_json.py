@@ -29,6 +29,7 @@ from grader.commands.check import (
 from grader.grade import grade
 from grader.output.wording import grade_breakdown
 from grader.provenance import key_from_dict
+from grader.sandbox.confine import what_runs_get
 from grader.similarity import KnownSource
 from grader.witness import Witness, chapter_witnesses, shows, witness_view
 
@@ -51,6 +52,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         "kit_version": __version__,
         "verdict": report.verdict,
         "isolation": report.isolation,
+        "confinement": what_runs_get(report.isolation),
         "grade": {
             "points": points.points,
             "scale": points.scale,

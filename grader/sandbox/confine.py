@@ -902,3 +902,24 @@ def _read(path: Path) -> str:
         return path.read_text()
     except OSError:
         return ""
+
+
+def what_runs_get(level: IsolationLevel) -> dict[str, str | list[str]]:
+    """What the operating system gives each run at ``level`` on this machine, for a report:
+    its identity, its keyrings, its cgroups and its namespaces (docs/security.md)."""
+    identity = {
+        "none": "the grader's user",
+        "uid": "a uid of its own per process",
+        "namespaces": "a uid of its own per process, seen as nobody in a user namespace",
+    }[level]
+    keyrings = "a session keyring of its own per process"
+    if keyrings_refused():
+        keyrings += "; keyring calls refused"
+    cgroups = sorted(_cgroup_bases()) if os.geteuid() == 0 else []
+    namespaces = ["cgroup", "ipc", "mount", "network", "pid", "user", "uts"]
+    return {
+        "identity": identity,
+        "keyrings": keyrings,
+        "cgroups": cgroups,
+        "namespaces": namespaces if level == "namespaces" else [],
+    }
