@@ -263,6 +263,37 @@ def test_every_cross_has_a_reason_on_the_student_edition(installed: Path, tmp_pa
     assert '(line 220: assert evict_all(tree, 1) == (1, ["c"]))' in flat(green.stdout)
 
 
+def test_check_gives_the_same_reasons_as_tdd(installed: Path, tmp_path: Path) -> None:
+    """``check`` on the student edition names an uncollected class, a broad except that
+    swallows the assert and output past the limit, as ``tdd red`` does."""
+    assert run(installed, tmp_path, "start").returncode == 0
+    folder = tmp_path / "submission"
+    uncollected = MODEL.replace(
+        "def test_parent_becomes_evictable() -> None:",
+        "class RadixTests:\n    @staticmethod\n    def test_parent_becomes_evictable() -> None:",
+    )
+    printing = MODEL.replace(
+        "def test_split_by_hand() -> None:\n",
+        'def test_split_by_hand() -> None:\n    print("x" * 25_000_000)\n',
+    )
+    expected = {
+        indented_after(uncollected, "    def test_parent_becomes_evictable"): (
+            "test_parent_becomes_evictable is missing: class RadixTests is not collected"
+        ),
+        swallowing(MODEL, "test_oldest_leaf_goes_first"): (
+            "(except Exception:) catches the failed assert"
+        ),
+        printing: "your tests printed more than 4 MB",
+    }
+    for tests, reason in expected.items():
+        with_tests(folder, tests, REFERENCE)
+        checked = run(installed, tmp_path, "check")
+        assert checked.returncode == EXIT_FAIL, checked.stderr
+        out = flat(checked.stdout)
+        assert reason in out and "Your tests (tests/test_ds07_radix.py): not valid" in out
+        assert "Errno 27" not in out and "Traceback" not in checked.stderr
+
+
 def test_a_check_explains_its_verdict_its_time_and_its_failures(
     installed: Path, tmp_path: Path
 ) -> None:
