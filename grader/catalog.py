@@ -165,6 +165,10 @@ class Chapter:
     """The built-in exceptions of the contract, which tests see as themselves."""
     course_tests_also_call: tuple[str, ...] = ()
     """Private members the course tests (never a student's) may call."""
+    course_test_shards: tuple[tuple[str, ...], ...] = ()
+    """Course tests (pytest node names in the course-test file) each run in a run of its own,
+    side by side; the other tests run together in one more: the longest job of a check is
+    then shorter."""
     witnesses: WitnessSettings | None = None
     """The catalog's ``[witnesses]`` table (``grader.witness``): the witnesses file and the
     tier of each context; ``None`` when the catalog has none (survivors shown by title)."""
@@ -273,6 +277,9 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         ),
         exceptions=tuple(str(name) for name in head.get("exceptions", [])),
         course_tests_also_call=tuple(str(m) for m in head.get("course_tests_also_call", [])),
+        course_test_shards=tuple(
+            tuple(str(name) for name in shard) for shard in head.get("course_test_shards", [])
+        ),
         witnesses=settings_from(data["witnesses"], mutants_dir) if "witnesses" in data else None,
         needs=tuple(_dependency_from(entry, root) for entry in data.get("needs", [])),
         slow_test_seconds=float(head.get("slow_test_seconds", "inf")),

@@ -13,14 +13,15 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from grader.catalog import Chapter, Mutant, Wheat, load_chapter
-from grader.commands.check import course_tests_job, student_tests_job
+from grader.commands.check import course_test_jobs, course_tests_job, student_tests_job
 from grader.patching import apply_patch, mutant_sources
-from grader.sandbox.pool import RunResult, WorkerPool
+from grader.sandbox.pool import RunResult, WorkerPool, merged_runs
 
 pytestmark = pytest.mark.kit
 
@@ -38,7 +39,10 @@ def pool() -> Iterator[WorkerPool]:
 
 
 def course_run(pool: WorkerPool, implementation: str) -> RunResult:
-    return pool.run(course_tests_job(CHAPTER, implementation, time_limit=120))
+    """The course tests on ``implementation`` as ``check`` runs them: in shards, side by side."""
+    jobs = course_test_jobs(CHAPTER, implementation, time_limit=120)
+    with ThreadPoolExecutor(len(jobs)) as threads:
+        return merged_runs(list(threads.map(pool.run, jobs)))
 
 
 def model_answer_run(pool: WorkerPool, implementation: str) -> RunResult:
@@ -112,6 +116,16 @@ def test_reference_passes_every_course_test(pool: WorkerPool) -> None:
     assert {name: run.outcome(name) for name in COURSE_NAMES} == dict.fromkeys(
         COURSE_NAMES, "passed"
     )
+
+
+def test_the_shards_run_every_course_test_once(pool: WorkerPool) -> None:
+    """The course tests split into runs (``course_test_shards``) run each test case exactly
+    once, as one run of the whole file does, in the file's order."""
+    assert len(course_test_jobs(CHAPTER, reference_source(), 120)) > 1
+    whole = pool.run(course_tests_job(CHAPTER, reference_source(), time_limit=120))
+    sharded = course_run(pool, reference_source())
+    assert whole.all_passed and sharded.all_passed, (whole.message, sharded.message)
+    assert [o.name for o in sharded.outcomes] == [o.name for o in whole.outcomes]
 
 
 @pytest.mark.parametrize("wheat", CHAPTER.wheats, ids=lambda w: w.id)

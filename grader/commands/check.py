@@ -46,6 +46,7 @@ from grader.sandbox.pool import (
     RunResult,
     TestStatus,
     WorkerPool,
+    merged_runs,
     status_phrase,
 )
 from grader.similarity import COURSE_TESTS, MODEL_ANSWER, KnownSource, known_sources
@@ -344,6 +345,20 @@ def course_tests_job(
     )
 
 
+def course_test_jobs(
+    chapter: Chapter, implementation: str, time_limit: float, dependencies: Sources | None = None
+) -> list[Job]:
+    """The course tests as runs that go side by side: the tests of no shard, then one run per
+    shard the catalog names (``Chapter.course_test_shards``); each has the whole run's limits,
+    and ``merged_runs`` makes them one result."""
+    whole = course_tests_job(chapter, implementation, time_limit, dependencies)
+    shards = chapter.course_test_shards
+    if not shards:
+        return [whole]
+    apart = tuple(name for shard in shards for name in shard)
+    return [replace(whole, leave_out=apart), *(replace(whole, only=shard) for shard in shards)]
+
+
 def chapter_interface(chapter: Chapter, course_tests: bool = False) -> Interface:
     """What the tests reach of the chapter's module; the course tests reach a little more."""
     return Interface(
@@ -573,9 +588,9 @@ def _run_phases(
     """
     say = progress or (lambda phase, done, total: None)
     with ThreadPoolExecutor(pool.workers + 1) as threads:
-        course_run = None
+        course_runs: list[Future[RunResult]] = []
         if course_phase is None:
-            course_run = _start_course_tests(
+            course_runs = _start_course_tests(
                 chapter, submission, limits, pool, threads, resolved.sources
             )
         yours_run = None
@@ -589,11 +604,11 @@ def _run_phases(
             )
             yours_run = threads.submit(pool.run, job)
         if course_phase is None:
-            if course_run is not None and not course_run.done():
+            if not all(run.done() for run in course_runs):
                 say(PHASES["course_tests"], 0, 0)
-            course = _course_result(chapter, submission, course_run)
-            seconds = course_run.result().seconds if course_run is not None else 0.0
-            course_phase = CoursePhase(course, pool.isolation, seconds)
+            merged = merged_runs([run.result() for run in course_runs]) if course_runs else None
+            course = _course_result(chapter, submission, merged)
+            course_phase = CoursePhase(course, pool.isolation, merged.seconds if merged else 0.0)
         on_yours = yours_run.result() if yours_run is not None else None
         if tests_phase is None:
             tests_phase = _grade_tests(chapter, submission, limits, pool, mutants, threads, say)
@@ -670,21 +685,20 @@ def _start_course_tests(
     pool: WorkerPool,
     threads: ThreadPoolExecutor,
     dependencies: Sources,
-) -> Future[RunResult] | None:
+) -> list[Future[RunResult]]:
     if submission.implementation is None:
-        return None
-    job = course_tests_job(chapter, submission.implementation, limits.course_tests, dependencies)
-    return threads.submit(pool.run_confirmed, job)
+        return []
+    jobs = course_test_jobs(chapter, submission.implementation, limits.course_tests, dependencies)
+    return [threads.submit(pool.run_confirmed, job) for job in jobs]
 
 
 def _course_result(
-    chapter: Chapter, submission: Submission, run: Future[RunResult] | None
+    chapter: Chapter, submission: Submission, result: RunResult | None
 ) -> CourseTestsResult:
     names = [test.name for test in chapter.course_tests]
-    if run is None:
+    if result is None:
         missing = submission.implementation_problem or "no implementation"
         return CourseTestsResult({name: "error" for name in names}, {}, missing)
-    result = run.result()
     problem: str | None = None
     if result.status == "collection_error":
         problem = f"{chapter.implementation} could not be imported: {result.message}"

@@ -134,6 +134,22 @@ class RunResult:
         return [n for n in self.test_names() if self.outcome(n) in ("failed", "error", "timeout")]
 
 
+def merged_runs(runs: list[RunResult]) -> RunResult:
+    """Runs of parts of one test file as one run: their outcomes in the order given, the
+    status and message of the first that did not complete, the longest wall time (they went
+    side by side) and all their CPU time."""
+    unfinished = next((run for run in runs if run.status != "completed"), runs[0])
+    return RunResult(
+        unfinished.status,
+        tuple(outcome for run in runs for outcome in run.outcomes),
+        unfinished.message,
+        "\n".join(run.output for run in runs if run.output),
+        max(run.seconds for run in runs),
+        sum(run.cpu_seconds for run in runs),
+        any(run.confirmed for run in runs),
+    )
+
+
 @dataclass(frozen=True)
 class Job:
     """A test file and an implementation to run it against.
@@ -160,6 +176,10 @@ class Job:
     chapter's), as its name and source; it runs in the implementation's process, as the
     implementation does."""
     ceiling: float | None = None
+    only: tuple[str, ...] = ()
+    """The tests of the file to run (pytest node names within it); empty: all of them."""
+    leave_out: tuple[str, ...] = ()
+    """The tests of the file not to run."""
 
 
 @dataclass(frozen=True)
@@ -453,6 +473,8 @@ class _Zygote:
             "cpus": self.cpus,
             "dependencies": [name for name, _ in job.dependencies],
             "ceiling": job.time_limit if job.ceiling is None else job.ceiling,
+            "only": list(job.only),
+            "leave_out": list(job.leave_out),
             "wall": wall_backstop(job.time_limit, confirming),
         }
         started = time.monotonic()

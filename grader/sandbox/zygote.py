@@ -542,7 +542,14 @@ def _test_child(
     recorder = OutcomeRecorder(events_fd, reverse=bool(job.get("reverse")))
     enforce_grader_settings()
     random.seed(0)
-    pytest.main([str(test_file.relative_to(folder)), *PYTEST_ARGS], plugins=[recorder])
+    pytest.main([*_selection(test_file.relative_to(folder), job), *PYTEST_ARGS], plugins=[recorder])
+
+
+def _selection(test_file: Path, job: dict[str, Any]) -> list[str]:
+    """pytest's arguments for the tests of ``test_file`` the job runs."""
+    only = [f"{test_file}::{name}" for name in job.get("only", [])]
+    leave_out = [f"--deselect={test_file}::{name}" for name in job.get("leave_out", [])]
+    return [*(only or [str(test_file)]), *leave_out]
 
 
 def _implementation_child(
