@@ -1,4 +1,4 @@
-"""The chapter catalog: what the kit knows about a chapter, read from ``mutants/catalog.toml``.
+"""The chapter catalog: what the kit knows about a chapter, read from ``chapter/catalog.toml``.
 
 Everything else in the grader (test names, mutant titles, the threshold,
 where a submission keeps its files, the module the tests import and its
@@ -18,7 +18,7 @@ from typing import Any
 from grader.errors import GraderError
 from grader.witness import WitnessSettings, settings_from
 
-CHAPTERS = {"ds.07": "mutants/catalog.toml"}
+CHAPTERS = {"ds.07": "chapter/catalog.toml"}
 """Chapter ids the kit ships, each with its catalog path relative to the kit root."""
 
 DEFAULT_CHAPTER = "ds.07"
@@ -222,7 +222,7 @@ def load_chapter(chapter_id: str = DEFAULT_CHAPTER, root: Path | None = None) ->
     path = root / CHAPTERS[chapter_id]
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        return _chapter_from(data, root, path.parent)
+        return _chapter_from(data, root, root / "mutants")
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as error:
         raise GraderError(f"the kit is broken: cannot read {path}: {error!r}") from error
 

@@ -5,7 +5,7 @@ that restate catalog data (the counts and the threshold, the course tests,
 the tests students write, the pitfalls) sit between markers::
 
     <!-- catalog: course-tests -->
-    ...made from mutants/catalog.toml...
+    ...made from chapter/catalog.toml...
     <!-- end catalog -->
 
 so that the file reads whole on its own, while the catalog stays the one

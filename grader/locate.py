@@ -13,7 +13,7 @@ Two rules keep the grade on the student's own work:
 
 - the kit's own folders are never searched: ``reference/`` (the model
   answer), ``student/`` (the stub), ``course_tests/``, ``mutants/``,
-  ``wheats/`` anywhere, and inside a folder that holds ``mutants/catalog.toml``
+  ``wheats/`` anywhere, and inside a folder that holds ``chapter/catalog.toml``
   (a copy of the kit) every folder the kit ships;
 - when more than one file of that name remains, nothing is guessed:
   ``AmbiguousSubmission`` lists them all, and the student keeps one; when the
@@ -45,7 +45,7 @@ KIT_MACHINERY = frozenset(
 """The other folders a copy of the kit holds (its own suite, fixtures and hostile cases
 included); skipped only inside a folder that holds the kit's catalog."""
 KIT_MARKERS = frozenset(PurePosixPath(path) for path in CHAPTERS.values())
-"""A folder holding one of these (``mutants/catalog.toml``) is a copy of the kit."""
+"""A folder holding one of these (``chapter/catalog.toml``) is a copy of the kit."""
 
 
 class RefusedSubmission(GraderError):

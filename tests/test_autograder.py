@@ -88,7 +88,7 @@ def test_the_bundle_holds_the_scripts_the_kit_and_pins(bundle: Path) -> None:
         constraints = archive.read("constraints.txt").decode()
     for script in ("setup.sh", "run_autograder"):
         assert stat.S_IMODE(entries[script].external_attr >> 16) == 0o755, script
-    for needed in ("kit/pyproject.toml", "kit/grader/cli.py", "kit/mutants/catalog.toml"):
+    for needed in ("kit/pyproject.toml", "kit/grader/cli.py", "kit/chapter/catalog.toml"):
         assert needed in entries
     assert "kit/grader/output/vendor/mutation-test-elements.js" in entries
     wheel = tomllib.loads((KIT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]

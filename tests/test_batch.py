@@ -353,8 +353,8 @@ def test_locate_never_takes_the_kits_own_files(tmp_path: Path) -> None:
     (repo / "mine" / "radix.py").write_text("x = 1\n", encoding="utf-8")
     assert locate(CHAPTER, repo).implementation == "mine/radix.py"
     (repo / "mine" / "radix.py").unlink()
-    (repo / "kit" / "mutants").mkdir(parents=True)
-    (repo / "kit" / "mutants" / "catalog.toml").write_text("", encoding="utf-8")
+    (repo / "kit" / "chapter").mkdir(parents=True)
+    (repo / "kit" / "chapter" / "catalog.toml").write_text("", encoding="utf-8")
     (repo / "kit" / "tests" / "hostile" / "x").mkdir(parents=True)
     (repo / "kit" / "tests" / "hostile" / "x" / "radix.py").write_text("x = 1\n", "utf-8")
     (repo / "tests").mkdir()

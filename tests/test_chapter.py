@@ -75,7 +75,7 @@ def test_a_stale_block_is_found_and_refreshed(tmp_path: Path) -> None:
     """The refresh tool rewrites a block that no longer matches the catalog, and only it."""
     for folder in ("mutants", "chapter", "reference", "student", "course_tests", "wheats"):
         shutil.copytree(KIT / folder, tmp_path / folder)
-    catalog = tmp_path / "mutants" / "catalog.toml"
+    catalog = tmp_path / "chapter" / "catalog.toml"
     catalog.write_text(
         catalog.read_text(encoding="utf-8").replace("threshold = 0.70", "threshold = 0.80"),
         encoding="utf-8",
@@ -156,7 +156,7 @@ CITING = [
     "student/tests/test_ds07_radix.py",
     "chapter/*.md",
 ]
-CITING += ["grader/**/*.py", "course_tests/*.py", "reference/radix.py", "mutants/catalog.toml"]
+CITING += ["grader/**/*.py", "course_tests/*.py", "reference/radix.py", "chapter/catalog.toml"]
 CITED = re.compile(r"\b((?:spec|chapter)/[\w./-]+\.(?:md|txt))")
 
 

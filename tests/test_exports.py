@@ -204,7 +204,7 @@ def test_gradescope_visibility_comes_from_the_catalog(
 ) -> None:
     """The catalog's [gradescope] table sets the whole result's visibility, each kind of
     entry's, and single entries'; a value Gradescope does not know is a broken kit."""
-    catalog = (KIT / "mutants" / "catalog.toml").read_text(encoding="utf-8")
+    catalog = (KIT / "chapter" / "catalog.toml").read_text(encoding="utf-8")
     settings = """[gradescope]
 visibility = "after_published"
 course_tests = "visible"
@@ -218,8 +218,8 @@ test_locks_pin_the_path = "hidden"
 """
     start = catalog.index("[gradescope]")
     end = catalog.index("[[", start)
-    (tmp_path / "mutants").mkdir()
-    (tmp_path / "mutants" / "catalog.toml").write_text(
+    (tmp_path / "chapter").mkdir()
+    (tmp_path / "chapter" / "catalog.toml").write_text(
         catalog[:start] + settings + "\n" + catalog[end:], encoding="utf-8"
     )
     chapter = load_chapter(root=tmp_path)
@@ -232,7 +232,7 @@ test_locks_pin_the_path = "hidden"
     assert shown["Planted mutant s11"] == "after_due_date"
     assert shown["Planted mutant s01"] == "hidden"
     jsonschema.validate(results, load_schema("gradescope-results.schema.json"))
-    (tmp_path / "mutants" / "catalog.toml").write_text(
+    (tmp_path / "chapter" / "catalog.toml").write_text(
         catalog.replace('mutants = "visible"', 'mutants = "later"', 1), encoding="utf-8"
     )
     with pytest.raises(GraderError, match="use one of visible, after_due_date"):

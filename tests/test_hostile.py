@@ -1140,7 +1140,7 @@ def test_two_grader_processes_at_once_agree_and_change_neither_kit_nor_submissio
 
     def kit() -> dict[str, str]:
         """The kit's content and code; bytecode caches, which Python itself writes, aside."""
-        content = ("reference", "student", "course_tests", "mutants", "wheats", "grader")
+        content = ("reference", "student", "course_tests", "mutants", "wheats", "chapter", "grader")
         files = {k: v for name in content for k, v in snapshot(KIT / name).items()}
         return {k: v for k, v in files.items() if "__pycache__" not in k}
 

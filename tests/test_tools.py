@@ -42,7 +42,7 @@ def test_the_kits_patches_are_up_to_date() -> None:
 def test_patches_follow_the_reference_when_its_lines_move(tmp_path: Path) -> None:
     """A comment added at the top of the reference breaks every exact patch; the tool
     re-makes them, and each mutant is then the old mutant with the same comment added."""
-    for folder in ("reference", "mutants", "wheats", "student", "course_tests"):
+    for folder in ("reference", "mutants", "wheats", "student", "course_tests", "chapter"):
         shutil.copytree(KIT / folder, tmp_path / folder)
     before = mutant_sources(load_chapter(root=tmp_path))
     reference = tmp_path / "reference" / "radix.py"
@@ -87,7 +87,7 @@ def refresh_witnesses() -> ModuleType:
 
 def kit_copy(root: Path) -> Path:
     """The kit's content folders copied under ``root``, for a tool to change."""
-    for folder in ("reference", "mutants", "wheats", "student", "course_tests"):
+    for folder in ("reference", "mutants", "wheats", "student", "course_tests", "chapter"):
         shutil.copytree(KIT / folder, root / folder)
     return root
 

@@ -347,10 +347,10 @@ def test_the_command_line_option_lowers_and_never_raises(
 
 
 def test_a_tier_the_kit_does_not_know_is_a_broken_kit(tmp_path: Path) -> None:
-    (tmp_path / "mutants").mkdir()
-    catalog = (KIT / "mutants" / "catalog.toml").read_text(encoding="utf-8")
+    (tmp_path / "chapter").mkdir()
+    catalog = (KIT / "chapter" / "catalog.toml").read_text(encoding="utf-8")
     broken = catalog.replace('local = "calls"', 'local = "everything"', 1)
     assert broken != catalog
-    (tmp_path / "mutants" / "catalog.toml").write_text(broken, encoding="utf-8")
+    (tmp_path / "chapter" / "catalog.toml").write_text(broken, encoding="utf-8")
     with pytest.raises(GraderError, match="unknown witness tier 'everything'"):
         load_chapter(root=tmp_path)

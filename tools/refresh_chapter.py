@@ -1,4 +1,4 @@
-"""Re-make the catalog blocks of the chapter's text after ``mutants/catalog.toml`` changes.
+"""Re-make the catalog blocks of the chapter's text after ``chapter/catalog.toml`` changes.
 
 The chapter (``chapter/<text>.md``) restates catalog data between
 ``<!-- catalog: NAME -->`` and ``<!-- end catalog -->`` markers: the counts,
