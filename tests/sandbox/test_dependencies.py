@@ -47,7 +47,7 @@ REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
 KIT_MAP = NEED.reference.read_text(encoding="utf-8")
 MISSING = "radix.py needs robin_hood.py (ds.05): add yours, or pass --ref-deps"
 COURSE_NAMES = [test.name for test in CHAPTER.course_tests]
-WEAK_TESTS = Path(__file__).resolve().parent / "fixtures" / "submissions" / "weak"
+WEAK_TESTS = Path(__file__).resolve().parents[1] / "fixtures" / "submissions" / "weak"
 
 OWN_CORRECT_MAP = KIT_MAP.replace("FIRST_CAPACITY = 8", "FIRST_CAPACITY = 2").replace(
     "MAX_LOAD = 0.875", "MAX_LOAD = 0.5"

@@ -1,6 +1,6 @@
 """The documentation holds together: a short README, links that lead somewhere, facts held to code.
 
-The command reference is held to the parser in ``tests/test_tools.py``
+The command reference is held to the parser in ``tests/kit/test_tools.py``
 (``tools/refresh_docs.py --check``).
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 PAGES = sorted([KIT / "README.md", KIT / "CHANGELOG.md", *(KIT / "docs").glob("*.md")])
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 

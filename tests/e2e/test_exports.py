@@ -48,7 +48,7 @@ from grader.output.summary import append_step_summary, report_to_markdown
 from grader.patching import mutant_sources
 
 CHAPTER = load_chapter()
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 SCHEMAS = Path(grader.cli.__file__).resolve().parent / "output" / "schemas"
 LIMITS = Limits(course_tests=120.0, student_tests=120.0)
 """The command line's default limits, so the library's runs and the command's are the same."""

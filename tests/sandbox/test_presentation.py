@@ -29,7 +29,7 @@ from grader.patching import apply_patch, mutant_sources
 from grader.sandbox.pool import Job, RunResult, WorkerPool
 
 CHAPTER = load_chapter()
-PROBE = Path(__file__).resolve().parent / "fixtures" / "presentation_probe.py"
+PROBE = Path(__file__).resolve().parents[1] / "fixtures" / "presentation_probe.py"
 MARK = "OBSERVED "
 STUDENT_OWN = CHAPTER.reference.read_text(encoding="utf-8").replace(
     "class RadixTree(Generic[V]):", "class RadixTree:  # a student's own, not generic"

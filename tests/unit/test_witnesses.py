@@ -44,9 +44,9 @@ from grader.output.terminal import render_catalog, render_check
 from grader.patching import mutant_sources
 from grader.witness import TIERS, Budget, at_tier, for_context, lower, read_witnesses
 
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 CHAPTER = load_chapter()
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gradescope_metadata"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gradescope_metadata"
 
 
 def refresh_witnesses() -> ModuleType:

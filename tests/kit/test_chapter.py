@@ -32,7 +32,7 @@ from grader.errors import EXIT_PASS, EXIT_USAGE
 from grader.output.terminal import render_catalog
 from grader.output.wording import limits_sentence
 
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 CHAPTER = load_chapter()
 TEXT = read_chapter_text(CHAPTER)
 

@@ -72,8 +72,8 @@ from grader.sandbox.pool import (
 from grader.sandbox.zygote import MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
 from grader.static_check import check_test_source
 
-KIT = Path(__file__).resolve().parents[1]
-HOSTILE = Path(__file__).resolve().parent / "hostile"
+KIT = Path(__file__).resolve().parents[2]
+HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
 CASES: list[dict[str, Any]] = tomllib.loads(
     (HOSTILE / "catalogue.toml").read_text(encoding="utf-8")
 )["case"]

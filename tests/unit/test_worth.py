@@ -22,7 +22,7 @@ from grader.errors import EXIT_FAIL
 from grader.output.check_json import SCHEMA_PATH
 
 CHAPTER = load_chapter()
-WORTH_TESTS = Path(__file__).resolve().parent / "fixtures" / "worth" / CHAPTER.student_tests
+WORTH_TESTS = Path(__file__).resolve().parents[1] / "fixtures" / "worth" / CHAPTER.student_tests
 SPLIT, AGAIN = "test_split_by_hand", "test_the_second_insert_hands_back_its_head"
 REINSERT = "test_insert_hands_back_the_stored_part"
 IDLE = ("test_locks_pin_ancestors", "test_parent_becomes_evictable", "test_a_new_tree_is_empty")

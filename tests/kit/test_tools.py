@@ -18,7 +18,7 @@ from grader.errors import GraderError
 from grader.patching import mutant_sources
 from grader.witness import read_witnesses
 
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 
 
 def load_tool(name: str) -> ModuleType:

@@ -33,7 +33,7 @@ from grader.similarity import (
 )
 
 CHAPTER = load_chapter()
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 HONEST = sorted((KIT / "tests" / "fixtures" / "honest").glob("*.py")) + [
     KIT / "tests" / "fixtures" / "submissions" / example / CHAPTER.student_tests
     for example in ("weak", "misses_s11")

@@ -24,7 +24,7 @@ from grader.static_check import (
 from grader.static_lists import ALLOWED_MODULES
 
 CHAPTER = load_chapter()
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 
 
 def violations(source: str) -> list[str]:

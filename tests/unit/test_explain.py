@@ -1,7 +1,7 @@
 """The reason behind every ✗: near-miss names, uncollected classes, swallowed asserts, the
 student's own line, output over the limit, and tracebacks without the grader's frames.
 
-These are the pure functions; ``tests/test_release.py`` shows each reason on the student
+These are the pure functions; ``tests/e2e/test_release.py`` shows each reason on the student
 edition's own commands.
 """
 

@@ -33,8 +33,8 @@ from grader.commands.mutmut_driver import change_of, function_key, source_functi
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, GraderError
 from grader.output.audit import audit_mutation_report, audit_to_dict
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "audit"
-KIT = Path(__file__).resolve().parent.parent
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
+KIT = Path(__file__).resolve().parents[2]
 SCHEMA = KIT / "grader" / "output" / "schemas" / "mutation-testing-report-schema.json"
 
 needs_mutmut = pytest.mark.skipif(

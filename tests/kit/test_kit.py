@@ -26,7 +26,7 @@ from grader.sandbox.pool import RunResult, WorkerPool, merged_runs
 pytestmark = pytest.mark.kit
 
 CHAPTER = load_chapter()
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MODEL_BASED = "test_model_based_against_a_naive_map"
 COURSE_NAMES = [test.name for test in CHAPTER.course_tests]
 REQUIRED_NAMES = [test.name for test in CHAPTER.required_tests]

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 REFERENCE_PATH = KIT / "reference" / "radix.py"
 STUB_PATH = KIT / "student" / "radix.py"
 

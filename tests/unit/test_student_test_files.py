@@ -18,12 +18,12 @@ import pytest
 from grader.catalog import Chapter, load_chapter
 from grader.commands.check import Limits, check
 from grader.dependencies import kit_sources
-from grader.sandbox.pool import Job, WorkerPool, interpret
+from grader.sandbox.pool import MALFORMED, Job, WorkerPool, interpret
 from grader.static_check import check_test_source, function_name
 
 CHAPTER = load_chapter()
 REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
-HONEST = sorted((Path(__file__).resolve().parent / "fixtures" / "honest").glob("*.py"))
+HONEST = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "honest").glob("*.py"))
 """Honest test files, one style each, written for the kit (not derived from the model answer)."""
 WITH_A_NOTE = {"hypothesis_given": "suppress_health_check (line 57)"}
 """The honest files that set a hypothesis setting the grader overrides, and where."""
@@ -149,7 +149,9 @@ def test_unittest_test_cases_run_under_the_graders_pytest_options(pool: WorkerPo
 
 
 def test_events_that_are_not_the_recorders_are_dropped_and_the_run_is_crashed() -> None:
-    """Lines a run writes to its outcome pipe that are JSON but no event forge nothing."""
+    """Lines a run writes to its outcome pipe that are JSON but no event forge nothing: the
+    run is crashed, with one line saying why, even where the recorder's own events around
+    them say every test passed."""
     garbled: list[object] = [1, [], None, "finished", {"event": 7}, {"event": "outcome", "name": 5}]
     garbled += [{"event": "collected", "names": [1]}, {"event": "outcome", "name": "t"}]
     garbled += [{"event": "outcome", "name": "test_x", "status": "won", "detail": ""}]
@@ -162,7 +164,10 @@ def test_events_that_are_not_the_recorders_are_dropped_and_the_run_is_crashed() 
         {"event": "finished", "exitstatus": 0},
     ]
     result = interpret({**record, "events": fine, "exit_code": 0})
-    assert result.status == "completed" and result.outcome("test_x") == "passed"
+    assert result.status == "crashed" and result.message == MALFORMED
+    assert result.outcome("test_x") == "not run"
+    clean = [event for event in fine if event not in garbled]
+    assert interpret({**record, "events": clean, "exit_code": 0}).all_passed
     assert interpret({**record, "events": 12, "exit_code": 0}).outcomes == ()
 
 

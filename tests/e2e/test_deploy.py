@@ -24,7 +24,7 @@ import pytest
 import yaml
 from test_autograder import actionlint
 
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 KUBERNETES = KIT / "deploy" / "kubernetes"
 WORKFLOW = KIT / "deploy" / "github" / "grade-class.yml"
 KUBERNETES_VERSION = "1.31.0"
