@@ -38,22 +38,20 @@ fork, which is what makes a run cost milliseconds.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import os
-import platform
-import re
 import resource
 import secrets
 import shutil
 import signal
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, NoReturn
+
+from grader.sandbox import libc, procfs, reaper
 
 IsolationLevel = Literal["none", "uid", "namespaces"]
 LEVELS: tuple[IsolationLevel, ...] = ("none", "uid", "namespaces")
@@ -86,65 +84,6 @@ the grader did not start with this limit is never taken for one (see ``is_untrus
 HIDDEN_KIT_FOLDERS = ("reference", "mutants", "wheats")
 """What a run must not read at the ``namespaces`` level: the model implementation and
 answer, and the variants of it the tests are graded against."""
-
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWCGROUP = 0x02000000
-_CLONE_NEWUSER = 0x10000000
-_CAPABILITY_VERSION_3 = 0x20080522
-_CLONE_NEWUTS = 0x04000000
-_CLONE_NEWIPC = 0x08000000
-_CLONE_NEWPID = 0x20000000
-_CLONE_NEWNET = 0x40000000
-_MS_RDONLY = 1
-_MS_NOSUID = 2
-_MS_NODEV = 4
-_MS_NOEXEC = 8
-_MS_REMOUNT = 32
-_MS_BIND = 4096
-_MS_REC = 0x4000
-_MS_PRIVATE = 1 << 18
-_KEPT_FLAGS = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC}
-_PR_SET_PDEATHSIG = 1
-_PR_SET_DUMPABLE = 4
-_PR_SET_CHILD_SUBREAPER = 36
-_PR_SET_NO_NEW_PRIVS = 38
-_PR_SET_SECCOMP = 22
-_SECCOMP_MODE_FILTER = 2
-_KEYCTL_JOIN_SESSION_KEYRING = 1
-_KEYCTL_CLEAR = 7
-_KEY_SPEC_USER_KEYRING = -4
-_KEY_SPEC_USER_SESSION_KEYRING = -5
-_MACHINE = platform.machine()
-_SECCOMP_TABLES = {
-    "x86_64": (0xC000003E, (248, 249, 250)),
-    "aarch64": (0xC00000B7, (217, 218, 219)),
-}
-"""Per machine: the audit architecture and the numbers of add_key, request_key and keyctl."""
-_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(_MACHINE)
-_ADDR_NO_RANDOMIZE = 0x0040000
-_PERSONALITY_QUERY = 0xFFFFFFFF
-
-_libc = ctypes.CDLL(None, use_errno=True)
-# Loaded here, at import: a fork of a threaded process must not load libraries.
-
-
-def _call(result: int, what: str) -> None:
-    if result != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"{what}: {os.strerror(errno)}")
-
-
-def _mount(source: str, target: str, kind: str | None, flags: int, data: str | None) -> None:
-    _call(
-        _libc.mount(
-            source.encode(),
-            target.encode(),
-            None if kind is None else kind.encode(),
-            ctypes.c_ulong(flags),
-            None if data is None else data.encode(),
-        ),
-        f"mount {target}",
-    )
 
 
 @dataclass(frozen=True)
@@ -233,11 +172,11 @@ def _try_level(level: IsolationLevel) -> bool:
                         ok = ok and os.getpid() == 2 and not os.access(__file__, os.F_OK)
                         ok = ok and not os.access(tempfile.gettempdir(), os.W_OK)
                     os._exit(0 if ok else 1)
-                _, status = os.waitpid(child, 0)
+                status = reaper.wait_for(child)
                 os._exit(0 if os.waitstatus_to_exitcode(status) == 0 else 1)
             except BaseException:
                 os._exit(1)
-        _, status = os.waitpid(pid, 0)
+        status = reaper.wait_for(pid)
         return os.waitstatus_to_exitcode(status) == 0
     finally:
         os.rmdir(workdir)
@@ -281,15 +220,15 @@ def fork_confined(confinement: Confinement, workdir: Path, new_session: bool = T
                 os.setsid()
             _must(_confine_process, confinement)
         return pid
-    own_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    own_namespace = procfs.open_own_pid_namespace()
     try:
-        _call(_libc.unshare(_CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+        libc.unshare(libc.CLONE_NEWPID, "unshare(CLONE_NEWPID)")
         try:
             pid = os.fork()
         finally:
             if os.getpid() != 1:
                 # Back in the parent: its later children go to its own namespace again.
-                _call(_libc.setns(own_namespace, _CLONE_NEWPID), "setns")
+                libc.setns(own_namespace, libc.CLONE_NEWPID)
     finally:
         if os.getpid() != 1:
             os.close(own_namespace)
@@ -317,17 +256,23 @@ def _enter_namespaces(confinement: Confinement, workdir: Path) -> None:
     """In the run's init: a private mount and network namespace, its own /proc, the kit hidden,
     the way to the run's folder and to Python open."""
     # Its own cgroup namespace too: the run's cgroup (joined by its root) reads as "/".
-    spaces = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS | _CLONE_NEWCGROUP
-    _call(_libc.unshare(spaces), "unshare")
-    _mount("none", "/", None, _MS_REC | _MS_PRIVATE, None)
-    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    spaces = (
+        libc.CLONE_NEWNS
+        | libc.CLONE_NEWNET
+        | libc.CLONE_NEWIPC
+        | libc.CLONE_NEWUTS
+        | libc.CLONE_NEWCGROUP
+    )
+    libc.unshare(spaces)
+    libc.mount("none", "/", None, libc.MS_REC | libc.MS_PRIVATE, None)
+    libc.mount("proc", procfs.ROOT, "proc", libc.MS_NOSUID | libc.MS_NODEV | libc.MS_NOEXEC, None)
     _open_the_way([workdir, *_python_paths()])
     for folder in confinement.hidden:
-        _mount(
+        libc.mount(
             "none",
             str(folder),
             "tmpfs",
-            _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+            libc.MS_RDONLY | libc.MS_NOSUID | libc.MS_NODEV | libc.MS_NOEXEC,
             "size=4k,mode=0555",
         )
     _writable_only(workdir)
@@ -340,22 +285,20 @@ def _writable_only(workdir: Path) -> None:
     run to find, and a test file that counts its runs knows when the mutants'
     turn has come. ``/proc`` is this run's own and stays as mounted.
     """
-    _mount(str(workdir), str(workdir), None, _MS_BIND | _MS_REC, None)
+    libc.mount(str(workdir), str(workdir), None, libc.MS_BIND | libc.MS_REC, None)
     for target, flags in _mounts():
-        if target == str(workdir) or target == "/proc" or target.startswith("/proc/"):
+        if target == str(workdir) or target == procfs.ROOT or target.startswith(f"{procfs.ROOT}/"):
             continue
-        _mount("none", target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags, None)
+        remount = libc.MS_REMOUNT | libc.MS_BIND | libc.MS_RDONLY | flags
+        libc.mount("none", target, None, remount, None)
 
 
 def _mounts() -> list[tuple[str, int]]:
     """Each mount point of this namespace once, with the flags a remount must keep."""
     found: dict[str, int] = {}
-    with open("/proc/self/mountinfo", encoding="utf-8") as table:
-        for line in table:
-            fields = line.split()
-            target = re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), fields[4])
-            options = fields[5].split(",")
-            found[target] = sum(flag for name, flag in _KEPT_FLAGS.items() if name in options)
+    for mount in procfs.mounts():
+        kept = libc.MOUNT_OPTION_FLAGS.items()
+        found[mount.target] = sum(flag for name, flag in kept if name in mount.options)
     return list(found.items())
 
 
@@ -375,14 +318,16 @@ def _open_the_way(paths: list[Path]) -> None:
                 blocked.setdefault(folder, set()).add(parts[depth])
     for folder in sorted(blocked, key=lambda folder: len(folder.parts)):
         kept = {name: os.open(folder / name, os.O_PATH) for name in sorted(blocked[folder])}
-        _mount("none", str(folder), "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4k,mode=0711")
+        flags = libc.MS_NOSUID | libc.MS_NODEV
+        libc.mount("none", str(folder), "tmpfs", flags, "size=4k,mode=0711")
         for name, handle in kept.items():
             target = folder / name
-            if Path(f"/proc/self/fd/{handle}").is_dir():
+            source = procfs.descriptor_path(handle)
+            if Path(source).is_dir():
                 target.mkdir()
             else:
                 target.touch()
-            _mount(f"/proc/self/fd/{handle}", str(target), None, _MS_BIND | _MS_REC, None)
+            libc.mount(source, str(target), None, libc.MS_BIND | libc.MS_REC, None)
             os.close(handle)
 
 
@@ -400,8 +345,8 @@ def _confine_process(confinement: Confinement) -> None:
         if confinement.level == "namespaces":
             _seen_as(UNTRUSTED_UID, UNTRUSTED_GID)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    _call(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
-    die_with_parent()
+    libc.no_new_privileges()
+    libc.die_with_parent()
     refuse_keyring_calls()
 
 
@@ -416,18 +361,14 @@ def _seen_as(uid: int, gid: int) -> None:
     Where the machine refuses the namespace the run goes on as its own uid.
     """
     outside_uid, outside_gid = os.geteuid(), os.getegid()
-    if _libc.unshare(_CLONE_NEWUSER) != 0:
+    if not libc.try_unshare(libc.CLONE_NEWUSER):
         return  # refused (a kernel or security module that keeps users from making one)
     # The uid change made the process not dumpable, and /proc/self root's: for a moment it
     # is dumpable again, to write its own maps (no other process has its uid).
-    _call(_libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
-    Path("/proc/self/setgroups").write_text("deny")
-    Path("/proc/self/uid_map").write_text(f"{uid} {outside_uid} 1")
-    Path("/proc/self/gid_map").write_text(f"{gid} {outside_gid} 1")
-    _call(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
-    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
-    nothing = (ctypes.c_uint32 * 6)()
-    _call(_libc.capset(header, nothing), "capset")
+    libc.set_dumpable(True)
+    procfs.write_own_id_maps(uid, outside_uid, gid, outside_gid)
+    libc.set_dumpable(False)
+    libc.drop_capabilities()
     if os.getuid() != uid or os.getgid() != gid:
         raise OSError("the user namespace did not map the run's identity")
 
@@ -441,39 +382,17 @@ def own_keyrings() -> None:
     the user, across runs and across grader processes. Harmless where the
     kernel has no keyrings."""
     with contextlib.suppress(OSError):
-        _keyctl(_KEYCTL_JOIN_SESSION_KEYRING, 0)
-    for keyring in (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING):
+        libc.keyctl(libc.KEYCTL_JOIN_SESSION_KEYRING, 0)
+    for keyring in (libc.KEY_SPEC_USER_KEYRING, libc.KEY_SPEC_USER_SESSION_KEYRING):
         with contextlib.suppress(OSError):
-            _keyctl(_KEYCTL_CLEAR, keyring)
-
-
-def _keyctl(operation: int, argument: int) -> None:
-    if _KEYCTL is None:
-        raise OSError(38, "keyctl: not known on this machine")
-    result = _libc.syscall(_KEYCTL, operation, ctypes.c_long(argument), 0, 0, 0)
-    if result == -1:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"keyctl: {os.strerror(errno)}")
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [
-        ("code", ctypes.c_ushort),
-        ("jt", ctypes.c_ubyte),
-        ("jf", ctypes.c_ubyte),
-        ("k", ctypes.c_uint),
-    ]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+            libc.keyctl(libc.KEYCTL_CLEAR, keyring)
 
 
 def _keyring_filter() -> list[tuple[int, int, int, int]]:
     """A seccomp program that fails ``add_key``, ``request_key`` and ``keyctl`` with ENOSYS,
     and every call of another architecture's table (an i386 or x32 call on x86-64 would
     reach them by other numbers), and allows the rest."""
-    arch, numbers = _SECCOMP_TABLES[_MACHINE]
+    arch, numbers = libc.SECCOMP_TABLES[libc.MACHINE]
     load, jump_equal, jump_at_least, answer = 0x20, 0x15, 0x35, 0x06
     deny, allow = 0x00050000 | 38, 0x7FFF0000
     return [
@@ -494,21 +413,15 @@ def refuse_keyring_calls() -> None:
     """Fail every keyring call of this process and its children from now on (seccomp): runs
     alive at the same time cannot pass a key between them, whatever its permissions say.
     Needs ``PR_SET_NO_NEW_PRIVS``; does nothing on a machine whose call table is unknown."""
-    if _MACHINE not in _SECCOMP_TABLES:
+    if not keyrings_refused():
         return
-    steps = [_SockFilter(*step) for step in _keyring_filter()]
-    program = (_SockFilter * len(steps))(*steps)
-    fprog = _SockFprog(len(program), program)
     with contextlib.suppress(OSError):  # a kernel without seccomp: the keyrings stay as above
-        _call(
-            _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0),
-            "prctl(PR_SET_SECCOMP)",
-        )
+        libc.seccomp_filter(_keyring_filter())
 
 
 def keyrings_refused() -> bool:
     """Whether ``refuse_keyring_calls`` can close the keyrings on this machine."""
-    return _MACHINE in _SECCOMP_TABLES
+    return libc.MACHINE in libc.SECCOMP_TABLES
 
 
 def _serve_as_init(child: int) -> NoReturn:
@@ -518,20 +431,10 @@ def _serve_as_init(child: int) -> NoReturn:
     with contextlib.suppress(OSError):
         os.closerange(0, 1 << 16)
     with contextlib.suppress(OSError):
-        die_with_parent()
+        libc.die_with_parent()
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    code = 125
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-        except InterruptedError:
-            continue
-        if pid == child:
-            code = _encode(status)
-            break
-    os._exit(code)
+    status = reaper.serve_as_init(child)
+    os._exit(125 if status is None else _encode(status))
 
 
 def _encode(status: int) -> int:
@@ -593,151 +496,13 @@ def remove_leftovers(confinement: Confinement) -> None:
                     os.unlink(entry.path)
 
 
-def die_with_parent() -> None:
-    """Have the kernel SIGKILL this process when its parent ends."""
-    _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
-
-
-def not_dumpable() -> None:
-    """Keep other processes of this user out of this one's memory, descriptors and ptrace
-    (``/proc/PID/fd``, ``/proc/PID/mem``); harmless where the kernel refuses."""
-    with contextlib.suppress(OSError):
-        _call(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
-
-
-def become_subreaper() -> None:
-    """Have orphaned descendants handed to this process rather than to init, so that it can
-    find and kill them; harmless where the kernel lacks it."""
-    with contextlib.suppress(OSError):
-        _call(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
-
-
 def is_untrusted(pid: int) -> bool:
     """Whether process ``pid`` carries the mark of a run (a hard address-space limit no
     higher than ``MEMORY_LIMIT_BYTES``, set by ``fork_confined``) or is a run's init."""
-    try:
-        limits = Path(f"/proc/{pid}/limits").read_text()
-    except OSError:
-        return False
-    for line in limits.splitlines():
-        if line.startswith("Max address space"):
-            hard = line.split()[4]
-            return hard != "unlimited" and int(hard) <= MEMORY_LIMIT_BYTES
-    return False
+    limit = procfs.address_space_limit(pid)
+    return limit is not None and limit <= MEMORY_LIMIT_BYTES
 
 
-def descendants(root: int) -> list[int]:
-    """The pids of every process below ``root``, read from /proc, whatever its state.
-
-    A zombie is listed too: a thread-group leader that ended alone (``SYS_exit``)
-    shows ``Z`` while its other threads run on, and a sweep that skipped
-    zombies would never kill them. Signalling a real zombie is harmless.
-    """
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                data = stat.read()
-        except OSError:
-            continue
-        # The name in parentheses may itself hold spaces and parentheses.
-        fields = data[data.rfind(b")") + 2 :].split()
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: list[int] = []
-    todo = list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def users_processes(uids: Iterable[int]) -> list[int]:
-    """The pids of every process on the machine whose real, effective or saved uid is one of
-    ``uids``, whatever its parent, and that still runs: a zombie counts only while a thread
-    of it lives on (its leader ended alone)."""
-    wanted = {str(uid).encode() for uid in uids}
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", "rb") as status:
-                fields = dict(line.split(b":", 1) for line in status if b":" in line)
-        except (OSError, ValueError):
-            continue
-        uids_held = set(fields.get(b"Uid", b"").split()[:3])
-        zombie = fields.get(b"State", b"").split()[:1] == [b"Z"]
-        dead = zombie and fields.get(b"Threads", b"").strip() == b"1"
-        if wanted & uids_held and not dead:
-            found.append(int(entry.name))
-    return found
-
-
-def kill_users(uids: Iterable[int]) -> None:
-    """SIGKILL, by pidfd, every process of ``uids`` (users one run alone held) until none
-    runs: what a run started is found by its user, however it left its group or tree."""
-    uids = tuple(uids)
-    for _ in range(100):
-        found = users_processes(uids)
-        if not found:
-            return
-        for pid in found:
-            kill_by_pidfd(pid, only_untrusted=False)
-        time.sleep(0.002)
-
-
-def process_state(pid: int) -> str:
-    """The state letter of process ``pid`` (``R``, ``S``, ``T`` stopped, ``Z``...); ``""`` if
-    it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            data = stat.read()
-    except OSError:
-        return ""
-    return data[data.rfind(b")") + 2 :][:1].decode()
-
-
-def kill_by_pidfd(pid: int, only_untrusted: bool = True) -> None:
-    """SIGKILL process ``pid`` through a pidfd, so a pid reused meanwhile is never hit; with
-    ``only_untrusted``, only if the process opened still carries a run's mark."""
-    try:
-        handle = os.pidfd_open(pid)
-    except OSError:
-        return
-    try:
-        if not only_untrusted or is_untrusted(pid):
-            signal.pidfd_send_signal(handle, signal.SIGKILL)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
-
-
-def without_address_randomisation() -> None:
-    """Re-run this program with address-space layout randomisation off, once.
-
-    The hash of a plain object is its address: with layout randomisation on,
-    the order of a ``set`` of such objects changes from run to run, and so
-    could a grade. Where the kernel refuses (a seccomp filter), the program
-    carries on as it is.
-    """
-    current = _libc.personality(ctypes.c_ulong(_PERSONALITY_QUERY))
-    if current == -1 or current & _ADDR_NO_RANDOMIZE:
-        return
-    if _libc.personality(ctypes.c_ulong(current | _ADDR_NO_RANDOMIZE)) == -1:
-        return
-    os.execv(sys.executable, sys.orig_argv)
-
-
-def address_randomisation_off() -> bool:
-    current = _libc.personality(ctypes.c_ulong(_PERSONALITY_QUERY))
-    return current != -1 and bool(current & _ADDR_NO_RANDOMIZE)
-
-
-CGROUP_MOUNTS = Path("/proc/self/mountinfo")
 RUN_PROCESS_LIMIT = 512
 """The most processes (threads included) one run may have at once, where a cgroup holds it."""
 RUN_MEMORY_LIMIT_BYTES = 2 * MEMORY_LIMIT_BYTES
@@ -761,28 +526,21 @@ _V2_SETTINGS = {
 def _cgroup_bases() -> dict[str, Path]:
     """Each cgroup hierarchy this process may make cgroups in, by name (``v2`` or a version-1
     controller), at the cgroup this process is in."""
-    own: dict[str, str] = {}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, controllers, path = line.split(":", 2)
-            for controller in controllers.split(",") if controllers else ["v2"]:
-                own[controller] = path
+    own = procfs.own_cgroups()
     bases: dict[str, Path] = {}
     with contextlib.suppress(OSError):
-        for line in CGROUP_MOUNTS.read_text().splitlines():
-            before, _, after = line.partition(" - ")
-            kind, _, options = after.split()[:3]
-            mount_point, root = before.split()[4], before.split()[3]
-            if kind == "cgroup2":
+        for mount in procfs.mounts():
+            if mount.kind == "cgroup2":
                 names = ["v2"]
-            elif kind == "cgroup":
-                names = [name for name in options.split(",") if name in _V1_SETTINGS]
+            elif mount.kind == "cgroup":
+                names = [name for name in mount.super_options if name in _V1_SETTINGS]
             else:
                 continue
             for name in names:
                 if name in own and name not in bases:
+                    root = mount.root
                     inside = os.path.relpath(own[name], root) if root != "/" else own[name]
-                    bases[name] = Path(mount_point, inside.lstrip("/").removeprefix("."))
+                    bases[name] = Path(mount.target, inside.lstrip("/").removeprefix("."))
     return {name: base for name, base in bases.items() if os.access(base, os.W_OK)}
 
 
@@ -849,18 +607,10 @@ class Cgroups:
                 return int(usage) / 1e9
         return None
 
-    def kill(self) -> None:
-        """SIGKILL every process of the run at once (``cgroup.kill``), or each one listed."""
-        if "v2" in self.run:
-            with contextlib.suppress(OSError):
-                (self.run["v2"] / "cgroup.kill").write_text("1")
-        for run in self.run.values():
-            for pid in _read(run / "cgroup.procs").split():
-                kill_by_pidfd(int(pid), only_untrusted=False)
-
     def end_run(self) -> None:
         """Kill what is left of the run and remove its cgroups."""
-        self.kill()
+        for kind in sorted(self.run, key=lambda kind: kind != "v2"):  # cgroup.kill first
+            reaper.kill_cgroup(self.run[kind])
         for kind, run in list(self.run.items()):
             with contextlib.suppress(OSError):
                 run.rmdir()
@@ -869,7 +619,7 @@ class Cgroups:
     def close(self) -> None:
         self.end_run()
         for folder in self.folders.values():
-            remove_cgroup_tree(folder)
+            reaper.remove_cgroup_tree(folder)
         self.folders.clear()
 
 
@@ -877,17 +627,6 @@ def _settings(kind: str) -> dict[str, str]:
     if kind == "v2":
         return {file: value for each in _V2_SETTINGS.values() for file, value in each.items()}
     return _V1_SETTINGS.get(kind, {})
-
-
-def remove_cgroup_tree(folder: Path) -> None:
-    """Remove the cgroup ``folder`` and every cgroup below it, killing what they hold."""
-    for below in sorted(folder.glob("*/"), key=lambda path: -len(path.parts)):
-        if (below / "cgroup.procs").exists():
-            remove_cgroup_tree(below)
-    for pid in _read(folder / "cgroup.procs").split():
-        kill_by_pidfd(int(pid), only_untrusted=False)
-    with contextlib.suppress(OSError):
-        folder.rmdir()
 
 
 def join_cgroups(procs_files: Iterable[str]) -> None:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from grader.sandbox import confine
+from grader.sandbox import confine, libc, reaper
 from grader.sandbox.confine import Confinement
 from grader.sandbox.wire import channel
 
@@ -126,14 +126,14 @@ class ForkServer:
             os.close(self._commands)
         self._jobs.close()
         with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
+            reaper.wait_for(self.pid)
 
 
 def _serve(commands: int, jobs: socket.socket, confinement: Confinement, entry: Entry) -> NoReturn:
     """The server: a byte in, a root out. Nothing here allocates memory that outlives one
     turn of the loop, so every fork starts from the same heap."""
     try:
-        confine.die_with_parent()
+        libc.die_with_parent()
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # roots report through their channel
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
@@ -154,7 +154,7 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.close(commands)
         os.setsid()
-        confine.die_with_parent()
+        libc.die_with_parent()
         _, descriptors, _, _ = socket.recv_fds(jobs, 16, _MAX_DESCRIPTORS)
         jobs.close()
         status, job_channel, *passed = descriptors
@@ -170,7 +170,7 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
             os._exit(0)
         for descriptor in passed:
             os.close(descriptor)
-        _, wait_status = os.waitpid(child, 0)
+        wait_status = reaper.wait_for(child)
         os.write(status, wait_status.to_bytes(_STATUS_BYTES, "little", signed=True))
     finally:
         os._exit(0)

@@ -9,17 +9,16 @@ error, Ctrl-C) kills it and every test process it started.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from grader.errors import GraderError
+from grader.sandbox import reaper
 
 RUN_MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
 
@@ -76,12 +75,11 @@ def run_mutmut_cli(
             seen = (output[-64:] + chunk).decode("utf-8", "replace")
             output += chunk
             follow(seen)
-        code = process.wait()
+        code = reaper.wait_process(process)
+        assert code is not None
     finally:
         if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            reaper.end_process(process)
         process.stdout.close()
     return code, output.decode("utf-8", "replace")
 

@@ -32,7 +32,7 @@ from types import FrameType, TracebackType
 from typing import Any, Literal, get_args
 
 from grader.errors import GraderError, GraderStopped
-from grader.sandbox import confine
+from grader.sandbox import confine, libc, procfs, reaper
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.wire import channel
 
@@ -50,7 +50,6 @@ WORKER_START_SECONDS = 120.0
 PARENT_KILLED = "the test process killed its parent, the grader's worker"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Each stops the grader the same way: every worker and run killed, every file removed."""
-SWEEP_SECONDS = 10.0
 WALL_FACTOR = 2.0
 WALL_MARGIN_SECONDS = 5.0
 """A run's time limit is on the CPU time its processes use; the wall clock is only a
@@ -505,7 +504,7 @@ class _Zygote:
             if remaining <= 0:
                 raise TimeoutError
             ready, _, _ = select.select([replies], [], [], min(remaining, STOPPED_CHECK_SECONDS))
-            if not ready and confine.process_state(self.process.pid) in ("T", "t"):
+            if not ready and procfs.process_state(self.process.pid) in ("T", "t"):
                 raise TimeoutError
             if ready:
                 chunk = replies.recv(65536)
@@ -558,26 +557,20 @@ class _Zygote:
 
     def kill(self) -> None:
         """Kill the worker and its run at once, and every process the run left."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.kill()
-        self.process.wait()
+        reaper.end_process(self.process)
         self._forget()
 
     def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
         """Stop the worker, cleanly if it answers within ``grace`` seconds, else by force."""
         self.close_input()
-        try:
-            self.process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
+        if reaper.wait_process(self.process, grace) is None:
             self.kill()
         self._forget()
 
     def _forget(self) -> None:
         """After the worker is gone: its run and what the run left, then its sockets."""
         if self.child_pid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.child_pid, signal.SIGKILL)
+            reaper.kill_group(self.child_pid)
             self.child_pid = None
         sweep_strays()
         LIVE_WORKERS.discard(self.process.pid)
@@ -601,55 +594,10 @@ LIVE_WORKERS: set[int] = set()
 
 
 def sweep_strays() -> None:
-    """Kill, by pidfd, every process of a run handed to this process, and reap it.
-
-    The grader is a child subreaper: a run's process whose worker died comes
-    here instead of to init, whatever it did to its session or command line.
-    It is known by the mark every run's process carries
-    (``confine.is_untrusted``); killing it hands its own children here too,
-    so the sweep goes on until none is left, or ``SWEEP_SECONDS`` pass.
-    """
-    deadline = time.monotonic() + SWEEP_SECONDS
-    me = os.getpid()
-    while time.monotonic() < deadline:
-        strays = [
-            pid for pid in _children(me) if pid not in LIVE_WORKERS and confine.is_untrusted(pid)
-        ]
-        if not strays:
-            return
-        for pid in strays:
-            for below in confine.descendants(pid):
-                confine.kill_by_pidfd(below)
-            confine.kill_by_pidfd(pid)
-        for pid in strays:
-            _reap(pid, deadline)
-
-
-def _reap(pid: int, deadline: float) -> None:
-    """Collect child ``pid``'s exit status once it is dead, waiting no later than
-    ``deadline``."""
-    while True:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] or time.monotonic() > deadline:
-                return
-        except ChildProcessError:
-            return
-        time.sleep(0.005)
-
-
-def _children(parent: int) -> list[int]:
-    """The pids of ``parent``'s children, zombies included (they need reaping)."""
-    try:
-        tasks = os.listdir(f"/proc/{parent}/task")
-    except OSError:
-        return []
-    found: list[int] = []
-    for task in tasks:
-        with contextlib.suppress(OSError, ValueError):
-            found += [
-                int(pid) for pid in Path(f"/proc/{parent}/task/{task}/children").read_text().split()
-            ]
-    return found
+    """Kill every process of a run handed to this process (known by the mark every run's
+    process carries, ``confine.is_untrusted``) with what it started: the grader is a child
+    subreaper, so a run whose worker died comes here (``reaper.sweep_strays``)."""
+    reaper.sweep_strays(LIVE_WORKERS, confine.is_untrusted)
 
 
 def kill_strays(scratch: Path) -> None:
@@ -659,17 +607,7 @@ def kill_strays(scratch: Path) -> None:
     names the scratch folder; this finds such a process even where its worker
     was killed before it could clean up.
     """
-    marker = b"\0" + str(scratch).encode() + b"\0"
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
-                if marker not in b"\0" + cmdline.read():
-                    continue
-            os.kill(int(entry.name), signal.SIGKILL)
-        except (OSError, ValueError):
-            continue
+    reaper.kill_running_from(str(scratch).encode())
 
 
 WORKERS = 2
@@ -715,8 +653,8 @@ class WorkerPool:
         )
         # Where a signal is ignored (Ctrl-C in a background job, SIGHUP under nohup) it stays so.
         self._in_main = in_main
-        confine.become_subreaper()
-        confine.not_dumpable()  # where runs keep the grader's user, they cannot ptrace it
+        libc.become_subreaper()
+        libc.not_dumpable()  # where runs keep the grader's user, they cannot ptrace it
         try:
             # A stop signal waits until the scratch folder and every worker are known to close().
             with _stop_deferred(then=self._interrupted if self._in_main else None):

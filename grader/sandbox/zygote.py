@@ -60,13 +60,11 @@ import pytest
 
 from grader.catalog import kit_root
 from grader.hypothesis_profile import enforce as enforce_grader_settings
-from grader.sandbox import confine, implementation, proxy
-from grader.sandbox.confine import MEMORY_LIMIT_BYTES, Confinement, descendants
+from grader.sandbox import confine, implementation, libc, procfs, proxy, reaper
+from grader.sandbox.confine import MEMORY_LIMIT_BYTES, Confinement
 from grader.sandbox.forkserver import ForkServer, Spawned
 from grader.sandbox.recorder import OutcomeRecorder
 from grader.sandbox.wire import channel
-
-__all__ = ["MEMORY_LIMIT_BYTES", "descendants", "serve"]
 
 OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
 OPEN_FILES_LIMIT = 256
@@ -77,8 +75,6 @@ CONTROL_FD = 0
 """The zygote's stdin: a Unix socket on which each job comes with its sources' descriptors."""
 MAX_DEPENDENCIES = 8
 """The most modules besides the implementation a job may bring for its implementation process."""
-SWEEP_ROUNDS = 200
-"""How often the zygote looks again for processes a run left; each round kills all it finds."""
 
 UNUSED_PLUGINS = (
     *("cacheprovider", "stepwise", "randomly", "unraisableexception", "threadexception"),
@@ -107,8 +103,8 @@ def serve(scratch: Path, confinement: Confinement) -> None:
     """Answer jobs from the control socket (fd 0) until it closes; leave no process behind."""
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_IGN)  # the grader stops the zygote by closing fd 0
-    confine.become_subreaper()
-    confine.not_dumpable()
+    libc.become_subreaper()
+    libc.not_dumpable()
     _warm_up(scratch)
     gc.freeze()  # what the zygote holds is never collected: forks neither scan nor copy it
     server = ForkServer(confinement, _run_process)
@@ -125,7 +121,7 @@ def serve(scratch: Path, confinement: Confinement) -> None:
         pass
     finally:
         cgroups.end_run()
-        _kill_descendants(spare=server.pid)
+        reaper.kill_descendants(spare=server.pid)
         server.close()
         cgroups.close()
 
@@ -238,10 +234,10 @@ def run_job(
             cpu_seconds = usage.seconds() if "usage" in locals() else 0.0
             for process in spawned:
                 process.close()
-                _kill_group(process.pid)
+                reaper.kill_group(process.pid)
             cgroups.end_run()
-            confine.kill_users(uid for uid in identities.values() if uid is not None)
-            _kill_descendants(spare=server.pid)
+            reaper.kill_users(uid for uid in identities.values() if uid is not None)
+            reaper.kill_descendants(spare=server.pid)
             for uid in identities.values():
                 confine.remove_leftovers(confinement.as_identity(uid))
         return {
@@ -314,24 +310,10 @@ class _Usage:
     def seconds(self) -> float:
         counted = self.cgroups.cpu_seconds()
         if counted is None:
-            pids = [*self.roots, *(pid for root in self.roots for pid in descendants(root))]
-            counted = sum(_process_cpu_seconds(pid) for pid in pids)
+            below = (pid for root in self.roots for pid in procfs.descendants(root))
+            counted = sum(procfs.process_cpu_seconds(pid) for pid in [*self.roots, *below])
         self.most = max(self.most, counted)  # a process reaped by the zygote leaves the sum
         return self.most
-
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _process_cpu_seconds(pid: int) -> float:
-    """User and system time of ``pid`` and of the children it has reaped."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            data = stat.read()
-    except OSError:
-        return 0.0
-    fields = data[data.rfind(b")") + 2 :].split()
-    return sum(int(field) for field in fields[11:15]) / _TICKS
 
 
 USAGE_CHECK_SECONDS = 0.25
@@ -378,69 +360,15 @@ def _collect(
                 break
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + USAGE_CHECK_SECONDS
-                if usage.seconds() > budget or (not ready and run_is_stopped(pid)):
+                if usage.seconds() > budget or (not ready and procfs.run_is_stopped(pid)):
                     break
-        _kill_group(pid)
+        reaper.kill_group(pid)
         status = spawned.status()
         buffer += _drain(read_end)
     finally:
         os.close(exited)
         os.close(read_end)
     return _parse_events(bytes(buffer)), timed_out, status
-
-
-def run_is_stopped(root: int) -> bool:
-    """Whether every living process below a run's root is stopped (a run's init, which only
-    waits, aside)."""
-    processes = [pid for pid in descendants(root) if not _is_namespace_init(pid)]
-    states = [confine.process_state(process) for process in processes]
-    living = [state for state in states if state not in ("Z", "X", "")]
-    return bool(living) and all(state in ("T", "t") for state in living)
-
-
-def _is_namespace_init(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"NSpid:"):
-                    return line.split()[-1] == b"1"
-    except OSError:
-        pass
-    return False
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _kill_descendants(spare: int | None = None) -> None:
-    """Kill every process below this one but ``spare`` (the fork server), however it left
-    its group, and reap them all.
-
-    Killing a process hands its children to this subreaper, so each round
-    finds what the last one orphaned; a process that forks between two rounds
-    is found in the next one.
-    """
-    for _ in range(SWEEP_ROUNDS):
-        living = [pid for pid in descendants(os.getpid()) if pid != spare]
-        for pid in living:
-            confine.kill_by_pidfd(pid, only_untrusted=False)
-        _reap()
-        if not living:
-            return
-        time.sleep(0.005)
-
-
-def _reap() -> None:
-    """Collect the exit status of every dead child, so none stays a zombie."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def _drain(read_end: int) -> bytes:
@@ -584,7 +512,7 @@ def _isolate(folder: Path, keep: tuple[int, ...], output: int, job: dict[str, An
     limit that decides a timeout (the job's ``time_limit``, on the run's CPU
     time) is the zygote's to watch, and a test cannot read it.
     """
-    confine.not_dumpable()
+    libc.not_dumpable()
     with contextlib.suppress(OSError):
         os.sched_setaffinity(0, set(job["cpus"]))
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -639,6 +567,7 @@ def _library_paths() -> list[str]:
 
 
 if __name__ == "__main__":
-    confine.without_address_randomisation()
+    if libc.turn_off_address_randomisation():
+        os.execv(sys.executable, sys.orig_argv)  # again, now with the same addresses every run
     level = confine.parse_level(sys.argv[2])
     serve(Path(sys.argv[1]), confine.confinement_for(level, kit_root()))

@@ -224,9 +224,76 @@ def content_hashes_outside_provenance(modules: list[Module]) -> list[str]:
     ]
 
 
+def _os_or_signal_names(module: Module) -> Iterator[tuple[ast.AST, str]]:
+    """Every ``os.NAME`` and ``signal.NAME`` the module uses or imports, as "os.NAME"."""
+    for node, imported, name in module.imports():
+        if imported in ("os", "signal") and name is not None:
+            yield node, f"{imported}.{name}"
+    for node in ast.walk(module.tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("os", "signal")
+        ):
+            yield node, f"{node.value.id}.{node.attr}"
+
+
+SIGNALS_AND_WAITS = frozenset(
+    {
+        *("os.kill", "os.killpg", "signal.pidfd_send_signal", "signal.pthread_kill"),
+        *("os.wait", "os.waitpid", "os.waitid", "os.wait3", "os.wait4"),
+    }
+)
+"""The calls that send a signal to another process or collect one's exit."""
+REAPER = "grader.sandbox.reaper"
+PROCFS = "grader.sandbox.procfs"
+LIBC = "grader.sandbox.libc"
+
+
+def signals_outside_the_reaper(modules: list[Module]) -> list[str]:
+    """One home for killing and reaping: only ``grader.sandbox.reaper`` sends a signal to a
+    process or waits for one (``os.kill``, ``os.killpg``, ``signal.pidfd_send_signal``,
+    ``os.waitpid`` and the other waits), so "what can kill a process?" is one file."""
+    return [
+        f"{where(module, node)} uses {name}"
+        for module in modules
+        if module.name != REAPER
+        for node, name in _os_or_signal_names(module)
+        if name in SIGNALS_AND_WAITS
+    ]
+
+
+def proc_outside_procfs(modules: list[Module]) -> list[str]:
+    """One reader of ``/proc``: no module but ``grader.sandbox.procfs`` names a path under it
+    (a string, or part of an f-string, starting ``/proc``), so every scan has one parser."""
+    return [
+        f"{where(module, node)} names a /proc path"
+        for module in modules
+        if module.name != PROCFS
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str | bytes)
+        and node.value[:5] in ("/proc", b"/proc")
+    ]
+
+
+def ctypes_outside_libc(modules: list[Module]) -> list[str]:
+    """One module talks to the C library: only ``grader.sandbox.libc`` imports ``ctypes``."""
+    return [
+        f"{where(module, node)} imports {imported}"
+        for module in modules
+        if module.name != LIBC
+        for node, imported in module.imported_modules()
+        if is_under(imported, "ctypes")
+    ]
+
+
 RULES = {
     rule.__name__: rule
     for rule in (
+        signals_outside_the_reaper,
+        proc_outside_procfs,
+        ctypes_outside_libc,
         content_hashes_outside_provenance,
         terminal_outside_entry_points,
         processes_outside_the_sandbox,
@@ -260,6 +327,13 @@ BREAKING = [
         "grader.sandbox.x",
         "from grader.output.files import ReportFiles",
     ),
+    ("signals_outside_the_reaper", "grader.sandbox.x", "os.killpg(pid, 9)"),
+    ("signals_outside_the_reaper", "grader.sandbox.x", "from os import waitpid"),
+    ("signals_outside_the_reaper", "grader.x", "signal.pidfd_send_signal(fd, 9)"),
+    ("proc_outside_procfs", "grader.sandbox.x", "open('/proc/self/status')"),
+    ("proc_outside_procfs", "grader.sandbox.x", "Path(f'/proc/{pid}/stat')"),
+    ("ctypes_outside_libc", "grader.sandbox.x", "import ctypes"),
+    ("ctypes_outside_libc", "grader.sandbox.x", "from ctypes import CDLL"),
     ("commands_drawing_or_mutable", "grader.commands.x", "print('done')"),
     ("commands_drawing_or_mutable", "grader.commands.x", "sys.stderr.write('done')"),
     ("commands_drawing_or_mutable", "grader.commands.x", "@dataclass\nclass Result:\n    a: int"),

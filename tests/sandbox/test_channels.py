@@ -26,7 +26,7 @@ import pytest
 
 from grader.catalog import load_chapter
 from grader.commands.check import course_tests_job
-from grader.sandbox import confine
+from grader.sandbox import procfs
 from grader.sandbox.pool import WorkerPool
 
 CHAPTER = load_chapter("ds.07")
@@ -89,7 +89,7 @@ def forge(pool: WorkerPool) -> list[str]:
     that ``/proc`` lets this process open; the paths it could write."""
     output = grader_output()
     workers = [zygote.process.pid for zygote in pool._all]
-    processes = [*workers, *(pid for worker in workers for pid in confine.descendants(worker))]
+    processes = [*workers, *(pid for worker in workers for pid in procfs.descendants(worker))]
     targets = [
         path for pid in processes for path, target in channels_of(pid) if target not in output
     ]
@@ -121,7 +121,7 @@ def stub_run_fails(pool: WorkerPool) -> bool:
 def test_no_channel_of_a_worker_can_be_opened_through_proc(pool: WorkerPool) -> None:
     """Nor of its fork server, which takes each run's job on channels of its own."""
     assert stub_run_fails(pool)  # every worker has started and answered once
-    assert any(confine.descendants(zygote.process.pid) for zygote in pool._all)
+    assert any(procfs.descendants(zygote.process.pid) for zygote in pool._all)
     assert forge(pool) == []
 
 
@@ -138,5 +138,5 @@ def test_the_grader_keeps_other_processes_out_of_its_memory_and_descriptors(
 ) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     assert libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
-    assert confine.process_state(os.getpid()) != ""
+    assert procfs.process_state(os.getpid()) != ""
     assert Path(f"/proc/{os.getpid()}/fd").is_dir()  # its own /proc stays readable to itself

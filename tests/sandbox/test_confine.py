@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from grader.catalog import kit_root
-from grader.sandbox import confine
+from grader.sandbox import confine, libc
 from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolation_level
 from grader.sandbox.pool import LIVE_WORKERS, OTHER_HASH_SEED, Job, WorkerPool
-from grader.sandbox.zygote import descendants
+from grader.sandbox.procfs import descendants
 
 
 def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str, Any], int]:
@@ -96,7 +96,7 @@ def test_a_confined_run_leaves_no_process_once_its_pid_is_killed() -> None:
     """At the ``namespaces`` level, killing the pid ``fork_confined`` returned ends every
     process of the run, even a detached grandchild; at every level the run's processes
     carry the mark the grader's sweep looks for."""
-    confine.become_subreaper()  # orphans come here, where the test can see them
+    libc.become_subreaper()  # orphans come here, where the test can see them
     confinement = confinement_for(isolation_level(), kit_root())
     read_end, write_end = os.pipe()
     pid = confine.fork_confined(confinement, Path("/"))

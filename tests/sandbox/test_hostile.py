@@ -60,7 +60,7 @@ from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
 from grader.output.summary import report_to_markdown
 from grader.patching import mutant_sources
 from grader.sandbox import confine
-from grader.sandbox.confine import LEVELS, IsolationLevel
+from grader.sandbox.confine import LEVELS, MEMORY_LIMIT_BYTES, IsolationLevel
 from grader.sandbox.pool import (
     LIVE_WORKERS,
     OTHER_HASH_SEED,
@@ -69,7 +69,8 @@ from grader.sandbox.pool import (
     WorkerPool,
     wall_backstop,
 )
-from grader.sandbox.zygote import MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, descendants
+from grader.sandbox.procfs import descendants
+from grader.sandbox.zygote import OUTPUT_LIMIT_BYTES
 from grader.static_check import check_test_source
 
 KIT = Path(__file__).resolve().parents[2]
