@@ -53,7 +53,7 @@ from grader.hypothesis_profile import enforce as enforce_grader_settings
 from grader.patching import mutant_sources
 from grader.sandbox import implementation, proxy
 from grader.sandbox.pool import WorkerPool
-from grader.sandbox.wire import channel
+from grader.sandbox.protocol import channel
 from grader.sandbox.zygote import PYTEST_ARGS
 
 KIT = Path(__file__).resolve().parent.parent
@@ -184,7 +184,7 @@ def round_trip_microseconds() -> float:
 
 def bare_round_trip_microseconds(make: Callable[[], tuple[int, int]]) -> float:
     """The floor under a call: 20 bytes there and back between two pinned processes, on the
-    channels ``make`` opens (pipes, as a run's calls go, or ``wire.channel``'s sockets)."""
+    channels ``make`` opens (pipes, as a run's calls go, or ``protocol.channel``'s sockets)."""
     there, back = make(), make()
     cpu = min(os.sched_getaffinity(0))
     pid = os.fork()

@@ -44,11 +44,11 @@ from grader.sandbox.pool import (
     Interface,
     Job,
     RunResult,
-    TestStatus,
     WorkerPool,
     merged_runs,
     status_phrase,
 )
+from grader.sandbox.protocol import TestStatus
 from grader.similarity import COURSE_TESTS, MODEL_ANSWER, KnownSource, known_sources
 from grader.static_check import (
     UNREAD,

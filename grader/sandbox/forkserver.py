@@ -25,23 +25,21 @@ The root leads a session of its own holding the run's processes:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
-from grader.sandbox import confine, libc, reaper
+from grader.sandbox import confine, libc, protocol, reaper
 from grader.sandbox.confine import Confinement
-from grader.sandbox.wire import channel
+from grader.sandbox.protocol import RunJob, SpawnMessage, channel
 
-Entry = Callable[[dict[str, Any], list[int]], None]
+Entry = Callable[[RunJob, list[int]], None]
 """What a run's confined process runs: the job and the descriptors sent with it. It should
 not return (``os._exit``); if it does, the process exits with status 0."""
 
-_STATUS_BYTES = 4
 _MAX_DESCRIPTORS = 32
 
 
@@ -55,10 +53,10 @@ class Spawned:
     def status(self) -> int | None:
         """The wait status of the run's confined process, once the root has it (this blocks
         until the root exits); ``None`` if the root was killed first."""
-        data = _read_exactly(self._status_channel, _STATUS_BYTES)
+        status = protocol.receive_number(self._status_channel)
         os.close(self._status_channel)
         self._status_channel = -1
-        return None if data is None else int.from_bytes(data, "little", signed=True)
+        return status
 
     def close(self) -> None:
         if self._status_channel >= 0:
@@ -88,7 +86,7 @@ class ForkServer:
 
     def spawn(
         self,
-        job: dict[str, Any],
+        job: RunJob,
         descriptors: Sequence[int],
         workdir: Path,
         identity: int | None = None,
@@ -106,19 +104,22 @@ class ForkServer:
         finally:
             os.close(status_write)
             os.close(job_read)
-        with contextlib.suppress(BrokenPipeError), open(job_write, "wb") as out:
-            message = {
-                "job": job,
-                "workdir": str(workdir),
-                "identity": identity,
-                "cgroups": list(cgroups),
-            }
-            out.write(json.dumps(message).encode())
-        pid = _read_exactly(status_read, _STATUS_BYTES)
+        message: SpawnMessage = {
+            "job": job,
+            "workdir": str(workdir),
+            "identity": identity,
+            "cgroups": list(cgroups),
+        }
+        try:
+            with contextlib.suppress(BrokenPipeError):
+                protocol.send_json(job_write, message)
+        finally:
+            os.close(job_write)
+        pid = protocol.receive_number(status_read)
         if pid is None:
             os.close(status_read)
             raise OSError("the fork server could not start a run")
-        return Spawned(int.from_bytes(pid, "little"), status_read)
+        return Spawned(pid, status_read)
 
     def close(self) -> None:
         """Stop the server; runs already started are the caller's to end."""
@@ -158,9 +159,9 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
         _, descriptors, _, _ = socket.recv_fds(jobs, 16, _MAX_DESCRIPTORS)
         jobs.close()
         status, job_channel, *passed = descriptors
-        os.write(status, os.getpid().to_bytes(_STATUS_BYTES, "little"))
-        with open(job_channel, "rb") as incoming:
-            message = json.loads(incoming.read())
+        protocol.send_number(status, os.getpid())
+        message: SpawnMessage = protocol.receive_json(job_channel)
+        os.close(job_channel)
         confine.join_cgroups(message["cgroups"])
         confined = confinement.as_identity(message["identity"])
         child = confine.fork_confined(confined, Path(message["workdir"]), new_session=False)
@@ -171,19 +172,6 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
         for descriptor in passed:
             os.close(descriptor)
         wait_status = reaper.wait_for(child)
-        os.write(status, wait_status.to_bytes(_STATUS_BYTES, "little", signed=True))
+        protocol.send_number(status, wait_status)
     finally:
         os._exit(0)
-
-
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    data = b""
-    while len(data) < size:
-        try:
-            chunk = os.read(fd, size - len(data))
-        except InterruptedError:
-            continue
-        if not chunk:
-            return None
-        data += chunk
-    return data

@@ -4,7 +4,7 @@ A run's implementation (the reference, a wheat, the stub, a mutant or a
 student's own) runs here, in a process of its own, and nowhere else: the
 test process imports a stand-in (``grader.sandbox.proxy``) that sends each
 call of the interface over a channel and gets plain data back
-(``grader.sandbox.wire``). This process never holds the run's outcome channel,
+(``grader.sandbox.protocol``). This process never holds the run's outcome channel,
 so whatever the implementation does, it cannot report a test's outcome; and
 the test process never holds the implementation's code, so no test can read
 it.
@@ -41,7 +41,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from grader.sandbox import wire
+from grader.sandbox import protocol
 
 WALK_LIMIT = 100_000
 """The most nodes ``walk`` visits: more is a cycle or a runaway tree."""
@@ -154,8 +154,8 @@ def describe(
             found[name] = ["type", value.__supertype__.__name__]
         else:
             try:
-                wire.check_plain(value)
-            except wire.NotPlainData:
+                protocol.check_plain(value)
+            except protocol.NotPlainData:
                 found[name] = ["opaque", type(value).__name__]
             else:
                 found[name] = ["value", value]
@@ -180,8 +180,8 @@ def exception_record(error: BaseException, frames_of: str | None = None) -> list
     base = next(c for c in type(error).__mro__ if getattr(builtins, c.__name__, None) is c)
     arguments: Any = list(error.args)
     try:
-        wire.check_plain(arguments)
-    except wire.NotPlainData:
+        protocol.check_plain(arguments)
+    except protocol.NotPlainData:
         arguments = None
     if isinstance(error, SyntaxError):
         arguments = [error.msg, [error.filename, error.lineno, error.offset, error.text]]
@@ -220,8 +220,8 @@ class Server:
         """Answer requests until the test process goes away."""
         while True:
             try:
-                message = wire.receive(self.requests)
-            except wire.WireError:
+                message = protocol.receive(self.requests)
+            except protocol.WireError:
                 return
             self.answer(message)
 
@@ -234,21 +234,21 @@ class Server:
                     self.objects.pop(handle, None)
                     self.classes.pop(handle, None)
                 return
-            frame = wire.encode(["ok", self.carry_out(kind, message)])
+            frame = protocol.encode(["ok", self.carry_out(kind, message)])
         except CallbackFailed as failed:
-            frame = wire.encode(["callback-failed", failed.args[0]])
-        except wire.NotPlainData as error:
-            frame = wire.encode(["not-plain", str(error)])
+            frame = protocol.encode(["callback-failed", failed.args[0]])
+        except protocol.NotPlainData as error:
+            frame = protocol.encode(["not-plain", str(error)])
         except BaseException as error:
             own = f"{self.contract.module}.py" if self.contract.frames else None
-            frame = wire.encode(["raise", *exception_record(error, own)])
-        wire.send_frame(self.replies, frame)
+            frame = protocol.encode(["raise", *exception_record(error, own)])
+        protocol.write_all(self.replies, frame)
 
     def carry_out(self, kind: str, message: list[Any]) -> Any:
         if kind == "new":
             _, class_name, arguments, keywords, callbacks = message
             if class_name not in (self.contract.members or {}):
-                raise wire.WireError(f"no class {class_name}")
+                raise protocol.WireError(f"no class {class_name}")
             cls = getattr(self.module, class_name)
             args, kwargs = self.arguments(arguments, keywords, callbacks)
             return self.keep(cls(*args, **kwargs), class_name)
@@ -272,7 +272,7 @@ class Server:
             if check is not None:
                 self.allowed(handle, check)
             return walk(obj, start, via, each, once, check)
-        raise wire.WireError(f"unknown request {kind!r}")
+        raise protocol.WireError(f"unknown request {kind!r}")
 
     def keep(self, obj: Any, class_name: str) -> int:
         handle = self.next_handle
@@ -308,9 +308,9 @@ class Server:
         """A function that calls the test's own callback in the test process and waits."""
 
         def call_back(*args: Any) -> Any:
-            wire.send(self.replies, ["callback", place, list(args)])
+            protocol.send(self.replies, ["callback", place, list(args)])
             while True:
-                message = wire.receive(self.requests)
+                message = protocol.receive(self.requests)
                 if message[0] == "returned":
                     return message[1]
                 if message[0] == "raised":
@@ -374,16 +374,16 @@ def run(
     sources = {name: read_source(fd) for name, fd in (dependencies or {}).items()}
     sys.meta_path.insert(0, Dependencies(sources))
     try:
-        wire.receive(requests)  # nothing of the module runs before the tests are collected
-    except wire.WireError:
+        protocol.receive(requests)  # nothing of the module runs before the tests are collected
+    except protocol.WireError:
         return
     try:
         module = load(source, contract.module)
         offered = describe(module, names, contract)
     except BaseException as error:
         own = f"{contract.module}.py" if contract.frames else None
-        wire.send(replies, ["import-failed", *exception_record(error, own)])
+        protocol.send(replies, ["import-failed", *exception_record(error, own)])
         return
     del source
-    wire.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
+    protocol.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
     Server(module, contract, requests, replies).serve()

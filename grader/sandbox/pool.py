@@ -29,15 +29,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from grader.errors import GraderError, GraderStopped
-from grader.sandbox import confine, libc, procfs, reaper
+from grader.sandbox import confine, libc, procfs, protocol, reaper
 from grader.sandbox.confine import IsolationLevel
-from grader.sandbox.wire import channel
+from grader.sandbox.protocol import (
+    Contract,
+    JobMessage,
+    RunRecord,
+    Started,
+    TestStatus,
+    WireError,
+    channel,
+)
 
 RunStatus = Literal["completed", "collection_error", "crashed", "timeout"]
-TestStatus = Literal["passed", "failed", "error", "skipped", "timeout", "not run"]
 
 FIXED_HASH_SEED = 0
 OTHER_HASH_SEED = 12345
@@ -200,7 +207,7 @@ class Interface:
     frames: bool = False
     """Whether an error in the implementation shows its frames (the course tests' runs)."""
 
-    def contract(self) -> dict[str, Any]:
+    def contract(self) -> Contract:
         """The interface as the zygote reads it."""
         return {
             "names": list(self.names),
@@ -211,7 +218,7 @@ class Interface:
         }
 
 
-ANY_INTERFACE: dict[str, Any] = {
+ANY_INTERFACE: Contract = {
     "names": None,
     "members": None,
     "exceptions": ["BaseException"],
@@ -236,47 +243,14 @@ def _base_name(name: str) -> str:
     return name.split("[", 1)[0]
 
 
-_EVENT_FIELDS: dict[str, dict[str, type]] = {
-    "collected": {"names": list},
-    "collection_error": {"detail": str},
-    "start": {"name": str},
-    "outcome": {"name": str, "status": str, "detail": str},
-    "finished": {},
-}
-"""Each event the recorder sends and the type of each of its fields."""
-_STATUSES = frozenset(get_args(TestStatus))
-
-
-def well_formed_events(events: Any) -> list[dict[str, Any]]:
-    """The events of a record that the recorder could have sent; anything else is dropped.
-
-    The channel is written from inside the run, so a line may be anything JSON can
-    hold (``1``, a list, a field of the wrong type): such a line is no event,
-    and the run it belongs to ends as crashed, with no outcome forged from it.
-    """
-    kept = []
-    for event in events if isinstance(events, list) else []:
-        if not isinstance(event, dict):
-            continue
-        fields = _EVENT_FIELDS.get(str(event.get("event")))
-        if fields is None or not all(isinstance(event.get(k), t) for k, t in fields.items()):
-            continue
-        if event["event"] == "collected" and not all(isinstance(n, str) for n in event["names"]):
-            continue
-        if event["event"] == "outcome" and event["status"] not in _STATUSES:
-            continue
-        kept.append(event)
-    return kept
-
-
 MALFORMED = "the test process sent a malformed event on the outcome channel"
 
 
-def interpret(record: dict[str, Any]) -> RunResult:
+def interpret(record: RunRecord) -> RunResult:
     """Turn a zygote's record of one run into a ``RunResult``; a run whose channel carried
     anything but the recorder's events is crashed, with one line saying so."""
     raw = record["events"] if isinstance(record.get("events"), list) else []
-    events = well_formed_events(raw)
+    events = protocol.well_formed(raw)
     if len(events) != len(raw):
         seconds = float(record.get("seconds", 0.0))
         return RunResult("crashed", (), MALFORMED, "", seconds, float(record.get("cpu_seconds", 0)))
@@ -286,19 +260,18 @@ def interpret(record: dict[str, Any]) -> RunResult:
     running: str | None = None
     finished = False
     for event in events:
-        kind = event["event"]
-        if kind == "collected":
+        if event["event"] == "collected":
             collected = list(event["names"])
-        elif kind == "collection_error":
+        elif event["event"] == "collection_error":
             collection_errors.append(_without_addresses(event["detail"]))
-        elif kind == "start":
+        elif event["event"] == "start":
             running = event["name"]
-        elif kind == "outcome":
+        elif event["event"] == "outcome":
             detail = _without_addresses(event["detail"])
             took = _bounded_seconds(event.get("seconds"), float(record["seconds"]))
             outcomes[event["name"]] = TestOutcome(event["name"], event["status"], detail, took)
             running = None
-        elif kind == "finished":
+        elif event["event"] == "finished":
             finished = True
     seconds = float(record["seconds"])
     cpu_seconds = float(record.get("cpu_seconds", 0.0))
@@ -395,6 +368,10 @@ def failure_line(report: str) -> str:
     return headline if len(headline) <= LINE_LIMIT else f"{headline[:LINE_LIMIT]} [cut]"
 
 
+_WORKER_FAILURES = (OSError, ValueError, EOFError, KeyError, TypeError, RecursionError, WireError)
+"""What reading a worker's answer raises when the worker died under its run."""
+
+
 class _Zygote:
     """One warm worker process and the pid of the child it is running, if any.
 
@@ -424,7 +401,7 @@ class _Zygote:
         self.control: socket.socket | None = None
         """The jobs go out on this socket (the worker's stdin)."""
         self.replies: socket.socket | None = None
-        """The worker's answers come back on this one, its stdout (``wire.channel``)."""
+        """The worker's answers come back on this one, its stdout (``protocol.channel``)."""
         self._buffer = b""
         self.process = self._start()
 
@@ -463,7 +440,7 @@ class _Zygote:
         """Run ``job``; a worker that dies under it gives a crashed run, one that misses the
         grader's deadline a timeout, and a worker gone because grading stopped an error.
         ``confirming``: the run confirms a timeout, with a longer wall-clock backstop."""
-        message = {
+        message: JobMessage = {
             "test_name": job.test_name,
             "time_limit": job.time_limit,
             "module": job.module,
@@ -480,26 +457,35 @@ class _Zygote:
         try:
             dependencies = [source for _, source in job.dependencies]
             self._send_job(message, [job.implementation, job.test_source, *dependencies])
-            self.child_pid = int(json.loads(self._read_line(started + WORKER_START_SECONDS))["pid"])
+            started_message: Started = self._read(started + WORKER_START_SECONDS)
+            self.child_pid = int(started_message["pid"])
             backstop = wall_backstop(job.time_limit, confirming)
-            record = json.loads(self._read_line(time.monotonic() + backstop + WORKER_GRACE_SECONDS))
+            record: RunRecord = self._read(time.monotonic() + backstop + WORKER_GRACE_SECONDS)
         except TimeoutError:
             if closed.is_set():
                 raise GraderError("grading was stopped before it finished") from None
             return self._restart_after_deadline(time.monotonic() - started)
-        except (OSError, ValueError, EOFError, KeyError, TypeError, RecursionError) as error:
+        except (
+            OSError,
+            ValueError,
+            EOFError,
+            KeyError,
+            TypeError,
+            RecursionError,
+            WireError,
+        ) as error:
             if closed.is_set():
                 raise GraderError("grading was stopped before it finished") from error
             return self._restart_after_crash()
         self.child_pid = None
         return interpret(record)
 
-    def _read_line(self, deadline: float) -> str:
-        """The worker's next line; ``TimeoutError`` if it has none by ``deadline``, or at once
-        if the worker is stopped (it cannot answer)."""
+    def _read(self, deadline: float) -> Any:
+        """The worker's next message; ``TimeoutError`` if it has none by ``deadline``, or at
+        once if the worker is stopped (it cannot answer)."""
         replies = self.replies
         assert replies is not None
-        while b"\n" not in self._buffer:
+        while (body := self._next_frame()) is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
@@ -511,8 +497,11 @@ class _Zygote:
                 if not chunk:
                     raise EOFError("the grading worker stopped")
                 self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode()
+        return json.loads(body)
+
+    def _next_frame(self) -> bytes | None:
+        body, self._buffer = protocol.take_frame(self._buffer)
+        return body
 
     def _restart_after_deadline(self, seconds: float) -> RunResult:
         """The worker missed the grader's deadline: kill it and its run, start a new one."""
@@ -537,13 +526,13 @@ class _Zygote:
         self.process = self._start()
         return RunResult("crashed", (), PARENT_KILLED, "", 0.0)
 
-    def _send_job(self, message: dict[str, Any], texts: list[str]) -> None:
+    def _send_job(self, message: JobMessage, texts: list[str]) -> None:
         """Send the job with its sources (implementation, tests, then each dependency) as sealed
         in-memory files the worker never reads."""
         assert self.control is not None
         sources = [_memory_file(text) for text in texts]
         try:
-            socket.send_fds(self.control, [json.dumps(message).encode()], sources)
+            socket.send_fds(self.control, [protocol.json_frame(message)], sources)
         finally:
             for fd in sources:
                 os.close(fd)

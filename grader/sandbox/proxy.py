@@ -12,7 +12,7 @@ not the real one is.
 
 The implementation's code never enters this process: its source, bytecode,
 loader and file are not here to be read, and what comes back is plain data
-(``grader.sandbox.wire``), so an object whose ``__eq__`` always says yes
+(``grader.sandbox.protocol``), so an object whose ``__eq__`` always says yes
 cannot cross. Errors come back by their nearest built-in type: the
 contract's exceptions (and built-in subclasses of them, such as the stub's
 ``NotImplementedError``) as themselves with their arguments, everything
@@ -38,7 +38,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from grader.sandbox import wire
+from grader.sandbox import protocol
 
 T = TypeVar("T")
 FRAME_LIMIT = 50
@@ -71,10 +71,10 @@ class _Connection:
         try:
             if self.dropped:
                 dropped, self.dropped = self.dropped, []
-                wire.send(self.requests, ["drop", dropped])
-            wire.send(self.requests, message)
+                protocol.send(self.requests, ["drop", dropped])
+            protocol.send(self.requests, message)
             while True:
-                reply = wire.receive(self.replies)
+                reply = protocol.receive(self.replies)
                 kind = reply[0]
                 if kind == "ok":
                     return reply[1]
@@ -83,7 +83,7 @@ class _Connection:
                     continue
                 frames = reply[5] if kind == "raise" else []
                 raise_through(frames, self._error(reply), self.module)
-        except wire.WireError as error:
+        except protocol.WireError as error:
             self.gone = f"the {self.module} process stopped answering: it sent {error}"
             raise ImplementationError(self.gone) from None
         except OSError as error:
@@ -98,14 +98,14 @@ class _Connection:
             if function is None:
                 raise ImplementationError("a callback was asked for that the call did not pass")
             result = function(*args)
-            wire.encode(result)
+            protocol.encode(result)
         except BaseException as error:
             key = self.next_callback_error
             self.next_callback_error += 1
             self.callback_errors[key] = error  # raised here again if it ends the call
-            wire.send(self.requests, ["raised", key])
+            protocol.send(self.requests, ["raised", key])
             return
-        wire.send(self.requests, ["returned", result])
+        protocol.send(self.requests, ["returned", result])
 
     def _error(self, reply: list[Any]) -> BaseException:
         kind = reply[0]
@@ -325,9 +325,9 @@ class _Finder(importlib.abc.MetaPathFinder):
         """The module's names, from the implementation's first message (read once)."""
         if self.names is None and self.failure is None:
             try:
-                wire.send(self.connection.requests, ["load"])
-                hello = wire.receive(self.connection.replies)
-            except (wire.WireError, OSError) as error:
+                protocol.send(self.connection.requests, ["load"])
+                hello = protocol.receive(self.connection.replies)
+            except (protocol.WireError, OSError) as error:
                 raise ImportError(f"the {self.connection.module} process sent {error}") from None
             if hello[0] == "import-failed":
                 self.failure = hello[1:]

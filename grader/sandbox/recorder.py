@@ -1,4 +1,4 @@
-"""The pytest plugin a sandboxed run reports through, one JSON line per event.
+"""The pytest plugin a sandboxed run reports through, one frame per event (``protocol``).
 
 It writes to a channel the grader's zygote reads as the run goes: the names of
 the collected tests (or the collection errors), each test's start, each
@@ -15,20 +15,20 @@ kill a mutant nor spare one.
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import time
-from typing import Any
 
 import pytest
+
+from grader.sandbox import protocol
+from grader.sandbox.protocol import Event, TestStatus
 
 DETAIL_LIMIT = 6000
 
 # Bound once at import: a test that replaces ``json.dumps`` or ``os.write``
-# cannot change what the recorder reports.
-_dumps = json.dumps
-_write = os.write
+# cannot change what the recorder reports (``protocol`` binds those it calls).
+_frame = protocol.event_frame
+_write_all = protocol.write_all
 _seed = random.seed
 _clock = time.monotonic
 
@@ -39,12 +39,12 @@ class OutcomeRecorder:
     def __init__(self, events_fd: int, reverse: bool = False) -> None:
         self._fd = events_fd
         self._reverse = reverse
-        self._status: dict[str, str] = {}
+        self._status: dict[str, TestStatus] = {}
         self._detail: dict[str, str] = {}
         self._started: dict[str, float] = {}
 
-    def _emit(self, **event: Any) -> None:
-        _write(self._fd, (_dumps(event) + "\n").encode())
+    def _emit(self, event: Event) -> None:
+        _write_all(self._fd, _frame(event))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -53,15 +53,16 @@ class OutcomeRecorder:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self._emit(event="collection_error", detail=_cut(str(report.longrepr)))
+            self._emit({"event": "collection_error", "detail": _cut(str(report.longrepr))})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._emit(event="collected", names=[short_name(item.nodeid) for item in session.items])
+        names = [short_name(item.nodeid) for item in session.items]
+        self._emit({"event": "collected", "names": names})
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         _seed(f"grader:{short_name(nodeid)}")
         self._started[short_name(nodeid)] = _clock()
-        self._emit(event="start", name=short_name(nodeid))
+        self._emit({"event": "start", "name": short_name(nodeid)})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         name = short_name(report.nodeid)
@@ -76,15 +77,17 @@ class OutcomeRecorder:
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         name = short_name(nodeid)
         self._emit(
-            event="outcome",
-            name=name,
-            status=self._status.get(name, "error"),
-            detail=self._detail.get(name, ""),
-            seconds=round(_clock() - self._started.get(name, _clock()), 4),
+            {
+                "event": "outcome",
+                "name": name,
+                "status": self._status.get(name, "error"),
+                "detail": self._detail.get(name, ""),
+                "seconds": round(_clock() - self._started.get(name, _clock()), 4),
+            }
         )
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self._emit(event="finished", exitstatus=int(exitstatus))
+        self._emit({"event": "finished", "exitstatus": int(exitstatus)})
 
 
 def short_name(nodeid: str) -> str:

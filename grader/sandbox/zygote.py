@@ -42,7 +42,6 @@ import io
 import json
 import os
 import random
-import re
 import resource
 import select
 import shutil
@@ -60,11 +59,11 @@ import pytest
 
 from grader.catalog import kit_root
 from grader.hypothesis_profile import enforce as enforce_grader_settings
-from grader.sandbox import confine, implementation, libc, procfs, proxy, reaper
+from grader.sandbox import confine, implementation, libc, procfs, protocol, proxy, reaper
 from grader.sandbox.confine import MEMORY_LIMIT_BYTES, Confinement
 from grader.sandbox.forkserver import ForkServer, Spawned
+from grader.sandbox.protocol import JobMessage, RunJob, RunRecord, Started, channel
 from grader.sandbox.recorder import OutcomeRecorder
-from grader.sandbox.wire import channel
 
 OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
 OPEN_FILES_LIMIT = 256
@@ -126,7 +125,7 @@ def serve(scratch: Path, confinement: Confinement) -> None:
         cgroups.close()
 
 
-def _receive_job(control: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+def _receive_job(control: socket.socket) -> tuple[JobMessage | None, list[int]]:
     """The next job and its source descriptors (implementation, tests, then one per
     dependency the job names); ``None`` at the end.
 
@@ -134,13 +133,14 @@ def _receive_job(control: socket.socket) -> tuple[dict[str, Any] | None, list[in
     children unread: no implementation's code is ever in this process's memory,
     so no process forked from it can find one there.
     """
-    message, fds, _, _ = socket.recv_fds(control, 1 << 20, 2 + MAX_DEPENDENCIES)
+    size = protocol.MAX_JOB_BYTES + protocol.LENGTH_BYTES
+    message, fds, _, _ = socket.recv_fds(control, size, 2 + MAX_DEPENDENCIES)
     if not message:
         for fd in fds:
             os.close(fd)
         return None, []
-    job = json.loads(message)
-    if len(fds) != 2 + len(job.get("dependencies", [])):
+    job: JobMessage = protocol.json_of_frame(message, protocol.MAX_JOB_BYTES)
+    if len(fds) != 2 + len(job["dependencies"]):
         raise GraderGone
     return job, fds
 
@@ -159,19 +159,19 @@ def _warm_up(scratch: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+def _send(message: Started | RunRecord) -> None:
+    """One message to the grader, on this process's stdout."""
+    protocol.send_json(sys.stdout.fileno(), message)
 
 
 def run_job(
-    job: dict[str, Any],
+    job: JobMessage,
     sources: list[int],
     scratch: Path,
     confinement: Confinement,
     server: ForkServer,
     cgroups: confine.Cgroups | None = None,
-) -> dict[str, Any]:
+) -> RunRecord:
     """Start a run's two processes for ``job`` (from the fork server, confined), wait within
     its limits, describe the run.
 
@@ -200,11 +200,11 @@ def run_job(
         joined = cgroups.start_run()
         started = time.monotonic()
         budget = float(job["time_limit"])
-        common = {**job, "folder": str(folder)}
+
         try:
             spawned.append(
                 server.spawn(
-                    {**common, "kind": "implementation"},
+                    {**job, "folder": str(folder), "kind": "implementation"},
                     [implementation_source, requests[0], replies[1], output, *dependency_sources],
                     folder,
                     identities["impl"],
@@ -213,7 +213,7 @@ def run_job(
             )
             spawned.append(
                 server.spawn(
-                    {**common, "kind": "test"},
+                    {**job, "folder": str(folder), "kind": "test"},
                     [test_source, events_write, requests[1], replies[0], output],
                     folder,
                     identities["test"],
@@ -255,7 +255,7 @@ def run_job(
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run_process(job: dict[str, Any], descriptors: list[int]) -> None:
+def _run_process(job: RunJob, descriptors: list[int]) -> None:
     """A run's process, confined, as the fork server starts it: the implementation's or the
     test's, with the descriptors ``run_job`` sent in that order. It never returns."""
     try:
@@ -368,7 +368,7 @@ def _collect(
     finally:
         os.close(exited)
         os.close(read_end)
-    return _parse_events(bytes(buffer)), timed_out, status
+    return protocol.parse_events(bytes(buffer)), timed_out, status
 
 
 def _drain(read_end: int) -> bytes:
@@ -395,47 +395,6 @@ def _without_folder(events: list[Any], folder: Path) -> list[Any]:
     return list(json.loads(_strip_folder(json.dumps(events), folder)))
 
 
-EVENT_LINE_LIMIT_BYTES = 64 * 1024
-"""The longest line of the events channel the zygote parses; the recorder's longest, a failure's
-detail cut at ``recorder.DETAIL_LIMIT`` characters, stays well below it."""
-EVENT_DEPTH_LIMIT = 4
-"""How deeply brackets may nest in one event line: an event is an object of strings, numbers
-and one list of strings, two levels."""
-
-
-def _parse_events(buffer: bytes) -> list[Any]:
-    """The events in ``buffer``, one JSON line each; a line that is too long, too deeply
-    nested or no JSON at all becomes ``{"event": "garbled"}``, which fails the run.
-
-    The lines come from inside the run: a line of 100,000 ``[`` would make the
-    JSON parser recurse until the zygote itself died, so depth is measured
-    before anything parses it."""
-    events: list[Any] = []
-    for line in buffer.splitlines():
-        if len(line) > EVENT_LINE_LIMIT_BYTES or _depth(line) > EVENT_DEPTH_LIMIT:
-            events.append({"event": "garbled"})
-            continue
-        try:
-            events.append(json.loads(line))
-        except (ValueError, RecursionError):
-            events.append({"event": "garbled"})
-    return events
-
-
-def _depth(line: bytes) -> int:
-    """The deepest nesting of ``[`` and ``{`` in the JSON text ``line``, outside strings (a
-    bound from above where the line is malformed)."""
-    outside = re.sub(rb'"(?:[^"\\]|\\.)*"', b"", line)
-    depth = deepest = 0
-    for byte in outside:
-        if byte in b"[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif byte in b"]}":
-            depth -= 1
-    return deepest
-
-
 def _tail(path: Path) -> str:
     try:
         with path.open("rb") as handle:
@@ -458,7 +417,7 @@ def _test_child(
     requests: int,
     replies: int,
     output: int,
-    job: dict[str, Any],
+    job: RunJob,
 ) -> None:
     """The test process: write the test file, point the module at the stand-in, run pytest."""
     _isolate(folder, (source_fd, events_fd, requests, replies), output, job)
@@ -487,7 +446,7 @@ def _implementation_child(
     replies: int,
     output: int,
     dependency_fds: list[int],
-    job: dict[str, Any],
+    job: RunJob,
 ) -> None:
     """The implementation process: load the module on the test's first import, then serve.
 
@@ -503,7 +462,7 @@ def _implementation_child(
     implementation.run(source_fd, requests, replies, terms, contract["names"], dependencies)
 
 
-def _isolate(folder: Path, keep: tuple[int, ...], output: int, job: dict[str, Any]) -> None:
+def _isolate(folder: Path, keep: tuple[int, ...], output: int, job: RunJob) -> None:
     """Clean environment, own folders, no inherited files, nothing of the kit, bounded resources.
 
     Both processes of a run get this, each in its own ``folder``. What a run

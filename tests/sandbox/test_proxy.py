@@ -18,7 +18,7 @@ import pytest
 
 from grader.catalog import load_chapter
 from grader.commands.check import course_tests_job, student_tests_job
-from grader.sandbox import wire
+from grader.sandbox import protocol
 from grader.sandbox.pool import WorkerPool
 
 CHAPTER = load_chapter()
@@ -29,8 +29,8 @@ STUB = CHAPTER.stub.read_text(encoding="utf-8")
 def through_a_pipe(message: object) -> object:
     read_end, write_end = os.pipe()
     try:
-        wire.send(write_end, message)
-        return wire.receive(read_end)
+        protocol.send(write_end, message)
+        return protocol.receive(read_end)
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -40,7 +40,7 @@ def garbage(body: bytes) -> object:
     read_end, write_end = os.pipe()
     try:
         os.write(write_end, len(body).to_bytes(4, "big") + body)
-        return wire.receive(read_end)
+        return protocol.receive(read_end)
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -65,22 +65,22 @@ class Sly(int):
     "value", [{1}, {"a": 1}, b"bytes", object(), Sly(3), [1, (2, Sly(0))], len], ids=repr
 )
 def test_anything_else_is_refused_before_it_is_sent(value: object) -> None:
-    with pytest.raises(wire.NotPlainData, match="cannot cross"):
-        wire.encode(value)
+    with pytest.raises(protocol.NotPlainData, match="cannot cross"):
+        protocol.encode(value)
 
 
 def test_a_frame_that_is_not_plain_data_is_garbage() -> None:
-    with pytest.raises(wire.WireError, match="garbage"):
+    with pytest.raises(protocol.WireError, match="garbage"):
         garbage(marshal.dumps({1, 2}))
-    with pytest.raises(wire.WireError, match="garbage"):
+    with pytest.raises(protocol.WireError, match="garbage"):
         garbage(marshal.dumps(compile("1", "x", "eval")))
-    with pytest.raises(wire.WireError, match="garbage"):
+    with pytest.raises(protocol.WireError, match="garbage"):
         garbage(b"\xff\x00not marshal")
     read_end, write_end = os.pipe()
     os.write(write_end, (1 << 31).to_bytes(4, "big"))
     os.close(write_end)
-    with pytest.raises(wire.WireError, match="more than"):
-        wire.receive(read_end)
+    with pytest.raises(protocol.WireError, match="more than"):
+        protocol.receive(read_end)
     os.close(read_end)
 
 

@@ -1,0 +1,86 @@
+"""The one framing every sandbox channel uses, and the bounded reading of a run's events."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from grader.sandbox import protocol
+from grader.sandbox.protocol import GARBLED, WireError
+
+
+def test_a_frame_is_its_big_endian_length_then_its_body() -> None:
+    assert protocol.frame(b"abc") == b"\x00\x00\x00\x03abc"
+    assert protocol.take_frame(protocol.frame(b"abc") + b"\x00") == (b"abc", b"\x00")
+
+
+def test_an_incomplete_frame_waits_and_a_long_one_is_refused() -> None:
+    whole = protocol.frame(b"abcdef")
+    for cut in range(len(whole)):
+        assert protocol.take_frame(whole[:cut]) == (None, whole[:cut])
+    with pytest.raises(WireError, match="more than 5"):
+        protocol.take_frame(whole, limit=5)
+
+
+def test_numbers_cross_signed_in_the_same_byte_order() -> None:
+    read_end, write_end = os.pipe()
+    for number in (0, 1, 4_194_304, -9, 0x7FFF_FFFF):
+        protocol.send_number(write_end, number)
+        assert protocol.receive_number(read_end) == number
+    os.write(write_end, b"\x00\x01")
+    os.close(write_end)
+    assert protocol.receive_number(read_end) is None  # the writer ended mid-number
+    os.close(read_end)
+
+
+def test_a_json_message_crosses_in_one_frame() -> None:
+    read_end, write_end = os.pipe()
+    protocol.send_json(write_end, {"pid": 7})
+    assert protocol.receive_json(read_end) == {"pid": 7}
+    os.close(write_end)
+    with pytest.raises(WireError, match="it ended"):
+        protocol.receive_json(read_end)
+    os.close(read_end)
+    assert protocol.json_of_frame(protocol.json_frame({"a": [1]})) == {"a": [1]}
+    with pytest.raises(WireError, match="not one whole frame"):
+        protocol.json_of_frame(protocol.json_frame({"a": 1}) + b"x")
+
+
+def test_the_recorder_s_events_parse_back() -> None:
+    events: list[protocol.Event] = [
+        {"event": "collected", "names": ["test_a"]},
+        {"event": "start", "name": "test_a"},
+        {"event": "outcome", "name": "test_a", "status": "passed", "detail": "", "seconds": 0.1},
+        {"event": "finished", "exitstatus": 0},
+    ]
+    buffer = b"".join(protocol.event_frame(event) for event in events)
+    parsed = protocol.parse_events(buffer)
+    assert parsed == events
+    assert protocol.well_formed(parsed) == events
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        protocol.frame(b"[" * 100_000),  # deep: the parser would recurse until the worker died
+        protocol.frame(b'{"event": "start", "name": "x"'),  # not JSON
+        protocol.frame(b"x" * (protocol.EVENT_LIMIT_BYTES + 1)),  # too long
+        b"[" * 100_000 + b"\n",  # a raw line: its first bytes read as a huge length
+        protocol.event_frame({"event": "start", "name": "x"})[:-1],  # cut short
+    ],
+    ids=["deep", "not-json", "too-long", "raw-line", "cut-short"],
+)
+def test_a_bad_event_frame_is_garbled_never_an_error(garbage: bytes) -> None:
+    good = protocol.event_frame({"event": "collected", "names": []})
+    parsed = protocol.parse_events(good + garbage)
+    assert parsed[0] == {"event": "collected", "names": []}
+    assert GARBLED in parsed[1:]
+    assert len(protocol.well_formed(parsed)) < len(parsed)  # so the run is crashed
+
+
+def test_the_event_schema_refuses_fields_of_the_wrong_type() -> None:
+    forged = [1, {"event": "outcome", "name": "t", "status": "won", "detail": ""}]
+    forged += [{"event": "collected", "names": [1]}, {"event": "start", "name": 5}]
+    assert protocol.well_formed(json.loads(json.dumps(forged))) == []
