@@ -11,7 +11,7 @@ measures:
   mutants it ran, and its whole run (mutant generation, the runs on the
   unmutated reference, the forced-fail run) over the same count.
 
-Both run as many mutants at once as the grader's default (``grader.sandbox.pool.WORKERS``).
+Both run as many mutants at once as the grader's default (``grader.sandbox.host.pool.WORKERS``).
 The target: the grader's time per planted mutant is no higher than mutmut's
 time per generated mutant. ``--function`` restricts the audit for a quick
 look; the figures in docs/benchmarks.md come from a run over every function.
@@ -29,7 +29,8 @@ from grader.catalog import Chapter, load_chapter
 from grader.commands.audit import run_audit
 from grader.commands.check import Limits, check, student_tests_job
 from grader.patching import mutant_sources
-from grader.sandbox.pool import WORKERS, Job, WorkerPool
+from grader.sandbox.host.job import Job
+from grader.sandbox.host.pool import WORKERS, WorkerPool
 
 KIT = Path(__file__).resolve().parent.parent
 SUBMISSION = KIT / "reference"

@@ -16,7 +16,7 @@ mutation phase`` (target at least 6x). Each figure is the best of
 ``--repeat`` runs, since the machine is shared and noisy.
 
 The implementation runs in a process of its own behind a stand-in module
-(``grader.sandbox.proxy``), so every call of the interface is a round trip.
+(``grader.sandbox.untrusted.proxy``), so every call of the interface is a round trip.
 This also prints:
 
 - the round trip: microseconds per call between a test process and its
@@ -51,10 +51,10 @@ from grader.catalog import Chapter, load_chapter
 from grader.commands.check import check, run_mutants
 from grader.hypothesis_profile import enforce as enforce_grader_settings
 from grader.patching import mutant_sources
-from grader.sandbox import implementation, proxy
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.protocol import channel
-from grader.sandbox.zygote import PYTEST_ARGS
+from grader.sandbox.untrusted import implementation, proxy
+from grader.sandbox.worker.child import PYTEST_ARGS
 
 KIT = Path(__file__).resolve().parent.parent
 SUBMISSION = KIT / "reference"

@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable, Iterator
 
 from grader import python_source
-from grader.sandbox.pool import failure_line
-from grader.sandbox.zygote import OUTPUT_LIMIT_BYTES
+from grader.sandbox.confine import OUTPUT_LIMIT_BYTES
+from grader.sandbox.host.result import failure_line
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException", "AssertionError"})
 """Exceptions whose handler catches a failed ``assert`` (``pytest.fail`` too, for the last

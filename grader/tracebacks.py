@@ -45,6 +45,8 @@ _FRAME = re.compile(r"^(?P<file>\S+?):(?P<line>\d+): in \S+")
 GRADER_FRAMES = ("grader/sandbox/",)
 """Frames of the grader's own machinery (the stand-in module and its wire): a student can do
 nothing with them, and the frame below them (their ``radix.py``) is the one that matters."""
+STAND_IN_ERROR = "grader.sandbox.untrusted.proxy.ImplementationError"
+"""How pytest names the stand-in module's error; a student reads it as ``ImplementationError``."""
 NO_ADVICE = ("Use -v to get more diff", "Use -vv to get more diff")
 """pytest's advice to rerun with options a graded run does not take."""
 
@@ -65,5 +67,5 @@ def for_students(text: str) -> str:
             skipping = False
         if skipping or line.strip().removeprefix("E").strip() in NO_ADVICE:
             continue
-        kept.append(line.replace("grader.sandbox.proxy.ImplementationError", "ImplementationError"))
+        kept.append(line.replace(STAND_IN_ERROR, "ImplementationError"))
     return "\n".join(kept)

@@ -35,8 +35,10 @@ import pytest
 
 from grader.catalog import Chapter, load_chapter
 from grader.patching import apply_patch
-from grader.sandbox import pool as sandbox
-from grader.sandbox.pool import Job, RunResult, WorkerPool
+from grader.sandbox.host import pool as sandbox
+from grader.sandbox.host.job import Job
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.result import RunResult
 
 SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "submissions"
 PATCH_SUFFIX = ".patch"
@@ -176,7 +178,7 @@ class ReusedRuns:
 
         run.memo = self  # type: ignore[attr-defined]
         monkeypatch.setattr(WorkerPool, "run", run)
-        monkeypatch.setattr(sandbox, "_Zygote", _lazy(sandbox._Zygote))
+        monkeypatch.setattr(sandbox, "Worker", _lazy(sandbox.Worker))
 
 
 def _lazy(worker: type[Any]) -> Callable[..., Any]:

@@ -53,7 +53,7 @@ from grader.commands.mutmut_driver import (
     status_of,
 )
 from grader.errors import EXIT_FAIL, GraderError
-from grader.sandbox.mutmut_run import read_mutmut_diffs
+from grader.sandbox.host.mutmut_run import read_mutmut_diffs
 from grader.submission import read_submission
 
 Suite = Literal["course", "submission"]

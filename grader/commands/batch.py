@@ -50,7 +50,7 @@ from grader.output.files import write_atomically
 from grader.output.html import student_page
 from grader.provenance import result_key
 from grader.roster import RosterEntry, RosterMatch
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
 from grader.similarity import KIT_FILES, Similarity
 from grader.submission import SubmissionProblem, read_text_inside
 

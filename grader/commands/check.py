@@ -38,16 +38,9 @@ from grader.patching import apply_patch, mutant_sources
 from grader.provenance import ResultKey, result_key, text_digest
 from grader.regrade import ResultCache, content_key, kit_fingerprint
 from grader.sandbox.confine import IsolationLevel
-from grader.sandbox.pool import (
-    FIXED_HASH_SEED,
-    OTHER_HASH_SEED,
-    Interface,
-    Job,
-    RunResult,
-    WorkerPool,
-    merged_runs,
-    status_phrase,
-)
+from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Interface, Job
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.result import RunResult, merged_runs, status_phrase
 from grader.sandbox.protocol import TestStatus
 from grader.similarity import COURSE_TESTS, MODEL_ANSWER, KnownSource, known_sources
 from grader.static_check import (
@@ -77,7 +70,7 @@ PHASES = {
 
 @dataclass(frozen=True)
 class Limits:
-    """Time limits in seconds of CPU time (``grader.sandbox.pool.Job``): a fixed one for the
+    """Time limits in seconds of CPU time (``grader.sandbox.host.job.Job``): a fixed one for the
     course tests and for the student's tests on the reference, the wheats and the stub;
     mutant runs get ``factor`` times the reference run's CPU time, at least ``floor`` and at
     most the student's tests' own limit. Every run of the student's tests sees the same

@@ -41,7 +41,7 @@ from grader.output.files import write_atomically
 from grader.output.similarity import SIMILARITY_PAGE, similarity_csv, similarity_html
 from grader.patching import mutant_sources
 from grader.roster import RosterEntry, RosterMatch, match_roster
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
 from grader.similarity import (
     COURSE_TESTS,
     MODEL_ANSWER,

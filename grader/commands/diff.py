@@ -9,7 +9,7 @@ from grader.catalog import Chapter
 from grader.commands.check import course_tests_job
 from grader.dependencies import resolve
 from grader.errors import EXIT_FAIL, GraderError
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
 from grader.submission import read_submission
 
 

@@ -44,7 +44,7 @@ from grader.output.check_json import stable_part
 from grader.output.files import write_atomically
 from grader.provenance import text_digest
 from grader.roster import RosterEntry
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Driving mutmut 3 for ``grader audit``: its working copy, its phases, its records.
 
 mutmut is a command, not a library: ``run_mutmut`` has
-``grader.sandbox.mutmut_run`` start ``mutmut run`` (the sandbox is the only
+``grader.sandbox.host.mutmut_run`` start ``mutmut run`` (the sandbox is the only
 code that starts processes), follows its phases on its output, and reads its
 per-mutant results from the file mutmut keeps for them
 (``mutants/<module>.meta``, mutmut's exit code per mutant). Each mutant's
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Literal
 
 from grader.errors import EXIT_FAIL, GraderError
-from grader.sandbox.mutmut_run import run_mutmut_cli
-from grader.sandbox.pool import failure_line
+from grader.sandbox.host.mutmut_run import run_mutmut_cli
+from grader.sandbox.host.result import failure_line
 
 AuditStatus = Literal["killed", "timeout", "crashed", "survived", "no tests", "error"]
 Progress = Callable[[str, int, int], None]

@@ -35,7 +35,7 @@ from grader.locate import RefusedSubmission, locate
 from grader.output.check_json import SCHEMA_VERSION, report_to_dict, stable_part
 from grader.provenance import key_from_dict
 from grader.sandbox.confine import IsolationLevel
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
 
 
 @dataclass(frozen=True)

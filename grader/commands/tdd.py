@@ -14,7 +14,8 @@ from grader.catalog import Chapter
 from grader.commands.check import run_problem, student_tests_job
 from grader.dependencies import resolve
 from grader.explain import failure_reason, missing_reason, swallowing_handler
-from grader.sandbox.pool import RunResult, WorkerPool, status_phrase
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.result import RunResult, status_phrase
 from grader.sandbox.protocol import TestStatus
 from grader.static_check import check_test_source, function_name
 from grader.submission import read_submission

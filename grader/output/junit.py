@@ -24,7 +24,7 @@ from grader.output.wording import (
     mutant_outcome,
     student_tests_outcome,
 )
-from grader.sandbox.pool import failure_line
+from grader.sandbox.host.result import failure_line
 from grader.witness import chapter_witnesses
 
 COUNTED = {"failure": "failures", "error": "errors", "skipped": "skipped"}

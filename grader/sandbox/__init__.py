@@ -1,11 +1,30 @@
 """The process boundary: the only code in the grader that forks or starts a process.
 
-``pool`` is the grader's side (``WorkerPool``, ``Job``, ``RunResult``);
-``zygote`` is the warm worker that forks the processes of each run;
-``recorder`` is the pytest plugin in the test process, streaming each test's
-outcome; ``proxy`` is the stand-in module the tests import, which forwards
-every call over ``wire`` (plain data only) to ``implementation``, the process
-that runs the code under test; ``confine`` confines a run's processes at the
-operating system's level; and ``mutmut_run`` starts mutmut's processes for
-``grader audit``. Nothing here imports a command, an output or an entry point.
+Its folders say which process their code runs in, and each primitive has one home::
+
+    grader (host/)            warm worker (worker/)         one run, confined (untrusted/)
+    +-----------------+  job  +--------------------+  fork  +----------------------------+
+    | pool WorkerPool | ----> | server  its loop   | -----> | test process               |
+    | client Worker   |       | forkserver         |        |   pytest + recorder -------+--> events
+    | job, result     | <---- | child   a run's    |        |   proxy (stand-in module)  |    to the
+    | mutmut_run      | record|         set-up     |        |     | calls: plain data    |    worker
+    +-----------------+       +--------------------+        | implementation process     |
+                                                            |   the module under test    |
+                                                            +----------------------------+
+
+    used by all three:  protocol  every message, one framing (length-prefixed, big-endian)
+                        confine   levels, identities, namespaces, mounts, limits, cgroups
+                        libc      the ctypes calls     procfs  the only reader of /proc
+                        reaper    the only code that signals, kills, sweeps or waits
+
+The grader (``host/``) sends a job to a warm worker over a socket; the worker
+(``worker/``) forks the run's two processes from its fork server, confines
+them (``confine``) and reads the test process's events. In the run, the test
+process runs pytest with the recorder and imports the stand-in module, which
+forwards every call as plain data to the implementation process: only the
+test process holds the outcome channel, only the implementation process holds
+the code under test. ``host/`` never imports ``untrusted/`` or ``worker/``, and
+``untrusted/`` imports only ``protocol``, the standard library and pytest
+(``tests/test_layout.py`` holds both). Nothing here imports a command, an
+output or an entry point.
 """

@@ -16,7 +16,7 @@ level*, weakest first:
     (``nobody``/``nogroup``, no supplementary groups, no new privileges). It
     cannot write the kit, the reports or the grader's files, nor signal the
     grader or its workers. Every run has that one user and sees every
-    process, so a pool runs them one at a time (``grader.sandbox.pool``) and
+    process, so a pool runs them one at a time (``grader.sandbox.host.pool``) and
     ``remove_leftovers`` clears the shared folders after each.
 ``namespaces``
     Root and namespaces: ``uid`` plus a PID namespace of its own (its first
@@ -80,6 +80,11 @@ MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
 """Address space of every untrusted process. Its hard limit also marks the process as a
 run's: an unprivileged process can lower a hard limit but never raise it, so a process
 the grader did not start with this limit is never taken for one (see ``is_untrusted``)."""
+
+OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
+"""The largest file an untrusted process may write (``RLIMIT_FSIZE``): its output included."""
+OPEN_FILES_LIMIT = 256
+"""The most descriptors an untrusted process may hold (``RLIMIT_NOFILE``)."""
 
 HIDDEN_KIT_FOLDERS = ("reference", "mutants", "wheats")
 """What a run must not read at the ``namespaces`` level: the model implementation and

@@ -225,6 +225,10 @@ class JobMessage(TypedDict):
     cpus: list[int]
     dependencies: list[str]
     ceiling: float
+    only: list[str]
+    """The tests of the file to run (pytest node names within it); empty: all of them."""
+    leave_out: list[str]
+    """The tests of the file not to run."""
     wall: float
 
 

@@ -28,7 +28,7 @@ from grader.commands.check import CheckReport, Limits, check
 from grader.errors import EXIT_FAIL, EXIT_PASS
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
 from grader.output.wording import grade_phrase
-from grader.sandbox.pool import wall_backstop
+from grader.sandbox.host.job import wall_backstop
 from grader.witness import for_context
 
 TIME_LIMIT = 120.0

@@ -21,7 +21,8 @@ import pytest
 from grader.catalog import Chapter, Mutant, Wheat, load_chapter
 from grader.commands.check import course_test_jobs, course_tests_job, student_tests_job
 from grader.patching import apply_patch, mutant_sources
-from grader.sandbox.pool import RunResult, WorkerPool, merged_runs
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.result import RunResult, merged_runs
 
 pytestmark = pytest.mark.kit
 

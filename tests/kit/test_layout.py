@@ -13,6 +13,7 @@ import ast
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,8 +93,10 @@ def is_under(imported: str, package: str) -> bool:
 def test_the_walk_sees_the_whole_package() -> None:
     """The rules below mean something only if the walk finds every part of the layout."""
     names = {module.name for module in MODULES}
-    assert ENTRY_POINTS | {TERMINAL, "grader.commands.check", "grader.sandbox.pool"} <= names
+    assert ENTRY_POINTS | {TERMINAL, "grader.commands.check", "grader.sandbox.host.pool"} <= names
     assert {"grader.commands", "grader.sandbox", "grader.output"} <= names
+    assert {REAPER, PROCFS, LIBC, PROTOCOL, *SANDBOX_SIDES} <= names
+    assert {"grader.sandbox.untrusted.recorder", "grader.sandbox.worker.server"} <= names
 
 
 def terminal_outside_entry_points(modules: list[Module]) -> list[str]:
@@ -245,6 +248,14 @@ SIGNALS_AND_WAITS = frozenset(
     }
 )
 """The calls that send a signal to another process or collect one's exit."""
+PROTOCOL = "grader.sandbox.protocol"
+UNTRUSTED = "grader.sandbox.untrusted"
+SANDBOX_SIDES = ("grader.sandbox.host", "grader.sandbox.worker", UNTRUSTED)
+"""The sandbox's folders by the process their code runs in: the grader, the warm worker, and
+a confined run (beside the untrusted code)."""
+UNTRUSTED_MAY_IMPORT = frozenset({"__future__", "pytest", PROTOCOL})
+"""Beyond the standard library: what code loaded inside a run may import (pytest for the
+recorder, which is a pytest plugin)."""
 REAPER = "grader.sandbox.reaper"
 PROCFS = "grader.sandbox.procfs"
 LIBC = "grader.sandbox.libc"
@@ -288,9 +299,39 @@ def ctypes_outside_libc(modules: list[Module]) -> list[str]:
     ]
 
 
+def untrusted_importing_beyond_protocol(modules: list[Module]) -> list[str]:
+    """Code loaded inside a confined run (``grader/sandbox/untrusted/``) imports only
+    ``protocol``, the standard library and pytest: nothing of the grader that a student's
+    code, sharing the process, could reach or that a run at ``uid`` could not import."""
+    broken = []
+    for module in modules:
+        if not module.within(UNTRUSTED):
+            continue
+        for node, imported, name in module.imports():
+            whole = f"{imported}.{name}" if name and imported == "grader.sandbox" else imported
+            if whole.split(".")[0] in sys.stdlib_module_names or whole in UNTRUSTED_MAY_IMPORT:
+                continue
+            broken.append(f"{where(module, node)} imports {whole}")
+    return broken
+
+
+def host_importing_untrusted(modules: list[Module]) -> list[str]:
+    """The grader's side (``grader/sandbox/host/``) never imports ``untrusted/`` nor the
+    worker that loads it: the grader's process never holds the code a run is confined to."""
+    return [
+        f"{where(module, node)} imports {imported}"
+        for module in modules
+        if module.within("grader.sandbox.host")
+        for node, imported in module.imported_modules()
+        if is_under(imported, UNTRUSTED) or is_under(imported, "grader.sandbox.worker")
+    ]
+
+
 RULES = {
     rule.__name__: rule
     for rule in (
+        untrusted_importing_beyond_protocol,
+        host_importing_untrusted,
         signals_outside_the_reaper,
         proc_outside_procfs,
         ctypes_outside_libc,
@@ -327,6 +368,15 @@ BREAKING = [
         "grader.sandbox.x",
         "from grader.output.files import ReportFiles",
     ),
+    ("untrusted_importing_beyond_protocol", UNTRUSTED + ".x", "from grader.sandbox import confine"),
+    ("untrusted_importing_beyond_protocol", UNTRUSTED + ".x", "import grader.catalog"),
+    ("untrusted_importing_beyond_protocol", UNTRUSTED + ".x", "import hypothesis.strategies"),
+    (
+        "host_importing_untrusted",
+        "grader.sandbox.host.x",
+        "from grader.sandbox.untrusted import proxy",
+    ),
+    ("host_importing_untrusted", "grader.sandbox.host.x", "import grader.sandbox.worker.child"),
     ("signals_outside_the_reaper", "grader.sandbox.x", "os.killpg(pid, 9)"),
     ("signals_outside_the_reaper", "grader.sandbox.x", "from os import waitpid"),
     ("signals_outside_the_reaper", "grader.x", "signal.pidfd_send_signal(fd, 9)"),
@@ -338,6 +388,25 @@ BREAKING = [
     ("commands_drawing_or_mutable", "grader.commands.x", "sys.stderr.write('done')"),
     ("commands_drawing_or_mutable", "grader.commands.x", "@dataclass\nclass Result:\n    a: int"),
 ]
+
+
+KEPT = [
+    (
+        "untrusted_importing_beyond_protocol",
+        UNTRUSTED + ".x",
+        "from grader.sandbox import protocol",
+    ),
+    ("untrusted_importing_beyond_protocol", UNTRUSTED + ".x", "import os\nimport pytest"),
+    ("host_importing_untrusted", "grader.sandbox.host.x", "from grader.sandbox import protocol"),
+    ("signals_outside_the_reaper", "grader.sandbox.x", "signal.signal(signal.SIGINT, f)"),
+    ("proc_outside_procfs", "grader.sandbox.x", "path = procfs.ROOT"),
+]
+"""Lines close to a forbidden one that a rule must let through."""
+
+
+@pytest.mark.parametrize(("rule", "name", "source"), KEPT)
+def test_each_rule_lets_through_what_it_allows(rule: str, name: str, source: str) -> None:
+    assert RULES[rule]([Module(name, ast.parse(source))]) == []
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -353,7 +422,9 @@ def test_each_rule_catches_what_it_forbids(rule: str, name: str, source: str) ->
     assert found and {line.partition(" line ")[0] for line in found} == {name}
 
 
-@pytest.mark.parametrize("package", ["grader.commands", "grader.output", "grader.sandbox"])
+@pytest.mark.parametrize(
+    "package", ["grader.commands", "grader.output", "grader.sandbox", *SANDBOX_SIDES]
+)
 def test_each_folder_says_what_lives_there(package: str) -> None:
     """``commands/``, ``sandbox/`` and ``output/`` each open with a paragraph on their part."""
     module = next(module for module in MODULES if module.name == package)

@@ -4,7 +4,7 @@ A pipe can be opened again, for writing, through ``/proc/PID/fd/N`` by any
 process with ptrace rights over a process holding it: root, or a process
 of the same user where the grader runs unconfined (level ``none``). That
 is how a forger reached every grader on a shared machine: it wrote a
-run's events into the zygotes' reply pipes, and the pools read them as
+run's events into the workers' reply pipes, and the pools read them as
 records. Every channel a verdict travels on is therefore a Unix socket,
 which ``/proc`` cannot open, and the grader keeps processes of its own
 user out of its memory and descriptors.
@@ -17,7 +17,6 @@ outside the sandbox can have short of ptrace.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,8 +25,8 @@ import pytest
 
 from grader.catalog import load_chapter
 from grader.commands.check import course_tests_job
-from grader.sandbox import procfs
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox import procfs, protocol
+from grader.sandbox.host.pool import WorkerPool
 
 CHAPTER = load_chapter("ds.07")
 COURSE_TESTS = [test.name for test in CHAPTER.course_tests]
@@ -35,8 +34,8 @@ _PR_GET_DUMPABLE = 3
 
 
 def forged_record() -> bytes:
-    """A pid line and a record in which every course test passed, as a zygote would send them,
-    followed by the same events a run's recorder would write."""
+    """A pid and a record in which every course test passed, framed as a worker sends them,
+    followed by the same events framed as a run's recorder writes them."""
     events: list[dict[str, object]] = [{"event": "collected", "names": COURSE_TESTS}]
     for name in COURSE_TESTS:
         events += [
@@ -52,8 +51,8 @@ def forged_record() -> bytes:
         "seconds": 0.1,
         "output": "",
     }
-    lines = [{"pid": os.getpid()}, record, *events]
-    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+    messages = [{"pid": os.getpid()}, record, *events]
+    return b"".join(protocol.json_frame(message) for message in messages)
 
 
 def channels_of(pid: int) -> Iterator[tuple[str, str]]:

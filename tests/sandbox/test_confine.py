@@ -20,7 +20,9 @@ from typing import Any
 from grader.catalog import kit_root
 from grader.sandbox import confine, libc
 from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolation_level
-from grader.sandbox.pool import LIVE_WORKERS, OTHER_HASH_SEED, Job, WorkerPool
+from grader.sandbox.host.client import LIVE_WORKERS
+from grader.sandbox.host.job import OTHER_HASH_SEED, Job
+from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.procfs import descendants
 
 

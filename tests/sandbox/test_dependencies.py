@@ -37,7 +37,8 @@ from grader.dependencies import (
 )
 from grader.errors import EXIT_FAIL
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
-from grader.sandbox.pool import RunResult, WorkerPool
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.result import RunResult
 from grader.static_check import check_test_source
 from grader.submission import start_submission
 

@@ -60,17 +60,12 @@ from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
 from grader.output.summary import report_to_markdown
 from grader.patching import mutant_sources
 from grader.sandbox import confine
-from grader.sandbox.confine import LEVELS, MEMORY_LIMIT_BYTES, IsolationLevel
-from grader.sandbox.pool import (
-    LIVE_WORKERS,
-    OTHER_HASH_SEED,
-    Job,
-    RunResult,
-    WorkerPool,
-    wall_backstop,
-)
+from grader.sandbox.confine import LEVELS, MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, IsolationLevel
+from grader.sandbox.host.client import LIVE_WORKERS
+from grader.sandbox.host.job import OTHER_HASH_SEED, Job, wall_backstop
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.result import RunResult
 from grader.sandbox.procfs import descendants
-from grader.sandbox.zygote import OUTPUT_LIMIT_BYTES
 from grader.static_check import check_test_source
 
 KIT = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ import pytest
 from grader.catalog import load_chapter
 from grader.commands.check import course_tests_job, student_tests_job
 from grader.sandbox import protocol
-from grader.sandbox.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool
 
 CHAPTER = load_chapter()
 REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
@@ -195,7 +195,7 @@ def test_other_errors_and_objects_are_implementation_errors(pool: WorkerPool) ->
         odd.replace("class RadixTree(Generic[V]):", "class RadixTree:"),
         """
         import pytest
-        from grader.sandbox.proxy import ImplementationError
+        from grader.sandbox.untrusted.proxy import ImplementationError
         from radix import RadixTree
 
         def test_odd():

@@ -25,9 +25,10 @@ from grader.explain import (
 )
 from grader.output.failures import group_failures
 from grader.output.wording import grade_breakdown, too_slow
-from grader.sandbox.zygote import OUTPUT_LIMIT_BYTES
+from grader.sandbox.confine import OUTPUT_LIMIT_BYTES
+from grader.sandbox.untrusted.proxy import ImplementationError
 from grader.timing import cost_sentence, runs_per_check, slow_tests
-from grader.tracebacks import for_students
+from grader.tracebacks import STAND_IN_ERROR, for_students
 
 CHAPTER = load_chapter()
 
@@ -76,14 +77,14 @@ E     Use -v to get more diff
 
 THROUGH_THE_STAND_IN = """tests/test_ds07.py:111: in __init__
     whole, nodes = read_whole(
-site-packages/grader/sandbox/proxy.py:363: in read_whole
+site-packages/grader/sandbox/untrusted/proxy.py:363: in read_whole
     result: list[Any] = type(obj)._grader_connection.request(message, {})
                         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-site-packages/grader/sandbox/proxy.py:86: in request
+site-packages/grader/sandbox/untrusted/proxy.py:86: in request
     raise_through(frames, self._error(reply), self.module)
 radix.py:480: in _check
     raise AssertionError("invariant 3") from None
-E   grader.sandbox.proxy.ImplementationError: radix raised AssertionError: invariant 3
+E   grader.sandbox.untrusted.proxy.ImplementationError: radix raised AssertionError: invariant 3
 E     Use -v to get more diff
 E   Failing test case: <state machine>
 E   state = TreeAgainstNaiveMapAtGranule1()
@@ -206,3 +207,9 @@ def test_a_group_of_failures_shows_the_shrunk_program() -> None:
     program = plain + "\nE   Failing test case: <state machine>\nE   state.teardown()"
     (group,) = group_failures({"test_a": plain, "test_model": program})
     assert group.tests == ("test_a", "test_model") and group.detail == program
+
+
+def test_the_stand_in_error_is_named_as_pytest_names_it() -> None:
+    """The report rewrites the stand-in's error by its full name: it must be the real one."""
+    qualified = f"{ImplementationError.__module__}.{ImplementationError.__qualname__}"
+    assert qualified == STAND_IN_ERROR

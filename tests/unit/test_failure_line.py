@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.sandbox.pool import LINE_LIMIT, failure_line
+from grader.sandbox.host.result import LINE_LIMIT, failure_line
 
 CHAINED = """
     def test_chain():

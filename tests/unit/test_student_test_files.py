@@ -18,7 +18,9 @@ import pytest
 from grader.catalog import Chapter, load_chapter
 from grader.commands.check import Limits, check
 from grader.dependencies import kit_sources
-from grader.sandbox.pool import MALFORMED, Job, WorkerPool, interpret
+from grader.sandbox.host.job import Job
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.result import MALFORMED, interpret
 from grader.static_check import check_test_source, function_name
 
 CHAPTER = load_chapter()

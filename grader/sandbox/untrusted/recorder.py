@@ -1,6 +1,6 @@
 """The pytest plugin a sandboxed run reports through, one frame per event (``protocol``).
 
-It writes to a channel the grader's zygote reads as the run goes: the names of
+It writes to a channel the grader's warm worker reads as the run goes: the names of
 the collected tests (or the collection errors), each test's start, each
 test's final outcome with how long it took (setup and teardown included), and the end of
 the session. A run whose record stops

@@ -2,7 +2,7 @@
 
 ``install`` puts a finder on ``sys.meta_path`` for the chapter's module
 name. ``import radix`` (say) then waits for the implementation process to
-say what the real module offers (``grader.sandbox.implementation``) and
+say what the real module offers (``untrusted.implementation``) and
 builds a module with the same public names: each class of the interface
 becomes a stand-in class whose instances are handles and whose members,
 those the catalog lists, forward each call over the channel; a plain value
@@ -21,7 +21,7 @@ passed as an argument (``on_evict``) stays here and is called back, in
 order, while the call runs; it may call the tree again.
 
 Every stand-in also answers ``_grader_read_whole``: a whole object graph
-read in one round trip (``grader.sandbox.implementation.walk``). The course
+read in one round trip (``untrusted.implementation.walk``). The course
 tests use it when it is there and walk the tree call by call when it is not,
 so they need nothing of the grader under plain pytest.
 """

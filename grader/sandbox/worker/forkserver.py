@@ -2,24 +2,24 @@
 
 Why: addresses. With address-space layout randomisation off, a forked
 process starts from its parent's heap exactly as it is at that moment. The
-zygote's own work between runs (reading jobs of every size, laying out
+worker's own work between runs (reading jobs of every size, laying out
 folders, collecting records) leaves its allocator in another state before
 each fork, so the same test file would find its objects at other addresses
 in another run: a ``set`` of plain objects (hashed by address) would iterate
 in another order, and a grade could change from one check to the next.
 
-The fork server is forked from the zygote once, right after the warm-up,
+The fork server is forked from the worker once, right after the warm-up,
 and from then on does nothing but wait for a byte and fork, which leaves
 its memory as it was: every fork starts from the same heap. What it forks
 is a run's *root*, a process of the grader's that receives its job and file
-descriptors from the zygote, forks the confined process that runs the job
+descriptors from the worker, forks the confined process that runs the job
 (``confine.fork_confined``), waits for it and reports its exit status. What
 happens before the untrusted code starts is then a function of the job
 alone, and so are the addresses it sees.
 
 The root leads a session of its own holding the run's processes:
 ``os.killpg(root, SIGKILL)`` ends them, and each of them dies with its parent
-(``PR_SET_PDEATHSIG``), the fork server with the zygote.
+(``PR_SET_PDEATHSIG``), the fork server with the worker.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ _MAX_DESCRIPTORS = 32
 
 
 class Spawned:
-    """A run's root as the zygote sees it: its pid and the channel its exit status comes on."""
+    """A run's root as the worker sees it: its pid and the channel its exit status comes on."""
 
     def __init__(self, pid: int, status_channel: int) -> None:
         self.pid = pid

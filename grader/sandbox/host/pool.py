@@ -1,0 +1,260 @@
+"""Running one test file against one implementation, isolated, from warm workers.
+
+A ``WorkerPool`` keeps a few warm workers (``client.Worker``, each a process
+running ``grader.sandbox.worker``) that have imported pytest and hypothesis
+once; each run forks fresh processes from one of them, so a run costs a fork,
+not an interpreter start. The pool hands out workers to threads, runs a
+timeout's confirmation alone, and on close or a stop signal ends every worker
+and removes every trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from grader.errors import GraderError, GraderStopped
+from grader.sandbox import confine, libc
+from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.host.client import Worker, kill_strays, sweep_strays
+from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Job
+from grader.sandbox.host.result import RunResult
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops the grader the same way: every worker and run killed, every file removed."""
+
+
+WORKERS = 2
+"""Warm workers a pool starts unless told otherwise: two keep both cores of the machine busy."""
+
+
+class WorkerPool:
+    """Warm workers sharing one scratch folder, removed with every trace when the pool closes.
+
+    ``workers`` workers run with the fixed hash seed; one more runs with
+    another seed, for the run that checks a test file does not depend on it.
+    Safe to call ``run`` from several threads at once.
+
+    ``close`` stops every worker, which kills its run and every process the
+    run started, and removes the scratch folder; runs still waiting then raise
+    ``GraderError`` instead of starting. A pool made in the main thread also
+    closes itself on Ctrl-C before the ``KeyboardInterrupt`` unwinds, so that
+    nothing waits for runs in flight to finish.
+    """
+
+    def __init__(
+        self,
+        workers: int = WORKERS,
+        minimum: IsolationLevel = "none",
+        at_most: IsolationLevel = "namespaces",
+    ) -> None:
+        self.workers = workers
+        self.scratch: Path | None = None
+        self._idle: dict[int, queue.Queue[Worker]] = {}
+        self._all: list[Worker] = []
+        self._lock = threading.RLock()
+        self._closed = threading.Event()
+        self._gate = _Gate()
+        self.isolation: IsolationLevel = require_isolation(minimum, at_most)
+        """The isolation level every run of this pool gets (``grader.sandbox.confine``)."""
+        self._one_at_a_time = threading.Lock() if self.isolation == "uid" else None
+        """At the ``uid`` level every run has the same user and no PID namespace, so one run
+        could signal another (a SIGSTOP makes a run time out, which kills its mutant): there,
+        runs go one at a time, and nothing of an earlier run is left when the next starts."""
+        in_main = threading.current_thread() is threading.main_thread()
+        self._previous: dict[int, Any] = (
+            {number: signal.getsignal(number) for number in STOP_SIGNALS} if in_main else {}
+        )
+        # Where a signal is ignored (Ctrl-C in a background job, SIGHUP under nohup) it stays so.
+        self._in_main = in_main
+        libc.become_subreaper()
+        libc.not_dumpable()  # where runs keep the grader's user, they cannot ptrace it
+        try:
+            # A stop signal waits until the scratch folder and every worker are known to close().
+            with _stop_deferred(then=self._interrupted if self._in_main else None):
+                self.scratch = Path(tempfile.mkdtemp(prefix="grader-"))
+                if self.isolation != "none":
+                    self.scratch.chmod(0o711)  # its runs pass through; only the grader lists it
+                    if self.isolation == "uid" and not confine.reachable(self.scratch):
+                        raise GraderError(
+                            f"the scratch folder {self.scratch} lies in a folder other users "
+                            "cannot pass through, so the confined runs cannot reach it; "
+                            "set TMPDIR to a folder such as /tmp"
+                        )
+                cpus = sorted(os.sched_getaffinity(0))
+                seeds = [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]
+                for seed in seeds:
+                    worker = Worker(self.scratch, seed, cpus, self.isolation)
+                    self._all.append(worker)
+                    self._idle.setdefault(seed, queue.Queue()).put(worker)
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, job: Job) -> RunResult:
+        """Run ``job`` once, beside whatever else the pool runs."""
+        return self._run(job, alone=False)
+
+    def confirm(self, job: Job, result: RunResult) -> RunResult:
+        """``result`` of ``job`` if it is no timeout; else the job run once more, alone on the
+        pool (no other run of it beside it, a longer wall-clock backstop), before the timeout
+        counts: ``confirmed`` if it timed out again, else the second run is the result.
+        Call it where a timeout decides something (a kill, a file not valid)."""
+        if result.status != "timeout":
+            return result
+        again = self._run(job, alone=True)
+        if again.status != "timeout":
+            return again
+        message = f"{again.message} (confirmed: it timed out again, run alone)"
+        return replace(again, message=message, confirmed=True)
+
+    def run_confirmed(self, job: Job) -> RunResult:
+        """Run ``job``; a timeout is confirmed (``confirm``) before it is returned."""
+        return self.confirm(job, self.run(job))
+
+    def _run(self, job: Job, alone: bool) -> RunResult:
+        if self._closed.is_set():
+            raise GraderError("grading was stopped before it finished")
+        with self._gate.exclusive() if alone else self._gate.shared():
+            if self._closed.is_set():
+                raise GraderError("grading was stopped before it finished")
+            worker = self._idle[job.hash_seed].get()
+            try:
+                with self._one_at_a_time or contextlib.nullcontext():
+                    return worker.run(job, self._closed, confirming=alone)
+            finally:
+                self._idle[job.hash_seed].put(worker)
+
+    def _interrupted(self, signum: int, frame: FrameType | None) -> None:
+        """Ctrl-C, SIGTERM or SIGHUP: stop everything first, then let the interrupt unwind."""
+        self.close()
+        raise KeyboardInterrupt if signum == signal.SIGINT else GraderStopped(signum)
+
+    def close(self) -> None:
+        """Stop every worker, kill what their runs left and remove the scratch folder; a stop
+        signal meanwhile waits for it."""
+        then = None
+        if self._in_main:
+            then = {
+                number: _default_handler(number) if previous is None else previous
+                for number, previous in self._previous.items()
+            }
+        self._in_main = False  # the handlers are given back once
+        with _stop_deferred(then=then), self._lock:
+            self._closed.set()
+            for worker in self._all:
+                worker.close_input()
+            for worker in self._all:
+                worker.stop()
+            self._all.clear()
+            sweep_strays()
+            if self.scratch is not None:
+                kill_strays(self.scratch)
+                shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class _Gate:
+    """Runs go side by side (``shared``), or one alone (``exclusive``): the alone run waits
+    for those in flight to end, and no run starts while it goes or waits."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._running = 0
+        self._alone_waiting = 0
+        self._alone = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._alone and not self._alone_waiting)
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._running -= 1
+                self._condition.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._condition:
+            self._alone_waiting += 1
+            self._condition.wait_for(lambda: not self._alone and self._running == 0)
+            self._alone_waiting -= 1
+            self._alone = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._alone = False
+                self._condition.notify_all()
+
+
+def _default_handler(number: int) -> Any:
+    return signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
+
+
+def require_isolation(
+    minimum: IsolationLevel, at_most: IsolationLevel = "namespaces"
+) -> IsolationLevel:
+    """The isolation level runs get: what this machine gives, but no more than ``at_most`` (the
+    kit's tests try each level); ``GraderError`` (exit 2) below ``minimum``."""
+    level = confine.isolation_level()
+    if confine.level_at_least(level, at_most):
+        level = at_most
+    if not confine.level_at_least(level, minimum):
+        raise GraderError(
+            f"isolation {minimum!r} was required but this machine gives runs only {level!r} "
+            "(confinement needs the grader to run as root, namespaces a kernel that allows "
+            "them); nothing was graded"
+        )
+    return level
+
+
+@contextlib.contextmanager
+def _stop_deferred(then: Any = None) -> Iterator[None]:
+    """Hold the stop signals off while the block runs (main thread only), then deliver one.
+
+    Afterwards the handlers are ``then``'s (one handler for all, or a dict by signal), or
+    those in place before. A signal ignored before stays ignored.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    before = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    for number in STOP_SIGNALS:
+        if before[number] != signal.SIG_IGN:
+            signal.signal(number, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for number in STOP_SIGNALS:
+            after = then.get(number) if isinstance(then, dict) else then
+            after = before[number] if after is None else after
+            if before[number] == signal.SIG_IGN:
+                continue
+            signal.signal(number, _default_handler(number) if after is None else after)
+    if caught:
+        raise KeyboardInterrupt if caught[0] == signal.SIGINT else GraderStopped(caught[0])

@@ -1,0 +1,242 @@
+"""A run's record turned into its result, in the grader's own process.
+
+The worker reports what it saw of a run (``protocol.RunRecord``); ``interpret``
+makes a ``RunResult`` of it here, so the verdict on a run never rests on what
+the run's exit status claims, and an event the recorder could not have sent
+crashes the run. ``failure_line`` is the one line every message quotes of a
+pytest report.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import signal
+from dataclasses import dataclass, field
+from typing import Literal
+
+from grader.sandbox import protocol
+from grader.sandbox.protocol import RunRecord, TestStatus
+
+RunStatus = Literal["completed", "collection_error", "crashed", "timeout"]
+
+
+PARENT_KILLED = "the test process killed its parent, the grader's worker"
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One test's final outcome in one run; ``detail`` is pytest's report of a failure."""
+
+    name: str
+    status: TestStatus
+    detail: str = ""
+    seconds: float = field(default=0.0, compare=False)
+    """How long the test took, as the test process measured it (information only: it never
+    decides a verdict, and it is bounded by the run's own time)."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run of a test file against one implementation showed.
+
+    ``status`` is ``completed`` only when every collected test reported an
+    outcome and the session reported its end; otherwise the run timed out,
+    crashed (ended early, killed, out of memory or output) or failed to collect.
+    """
+
+    status: RunStatus
+    outcomes: tuple[TestOutcome, ...]
+    message: str
+    output: str
+    seconds: float
+    cpu_seconds: float = 0.0
+    """The CPU time the run's processes used, all of them together."""
+    confirmed: bool = False
+    """A timeout that happened again when the run was made once more, alone on the pool."""
+
+    def outcome(self, name: str) -> TestStatus:
+        """The outcome of test ``name``; parametrized cases fold into their worst outcome."""
+        statuses = [o.status for o in self.outcomes if _base_name(o.name) == name]
+        if not statuses:
+            return "not run"
+        worst_first: tuple[TestStatus, ...] = ("timeout", "error", "failed", "not run", "skipped")
+        return next((status for status in worst_first if status in statuses), "passed")
+
+    def detail(self, name: str) -> str:
+        return "\n".join(o.detail for o in self.outcomes if _base_name(o.name) == name and o.detail)
+
+    def test_names(self) -> list[str]:
+        return list(dict.fromkeys(_base_name(o.name) for o in self.outcomes))
+
+    def durations(self) -> dict[str, float]:
+        """Seconds per test, parametrized cases summed, in the run's order."""
+        seconds: dict[str, float] = {}
+        for o in self.outcomes:
+            seconds[_base_name(o.name)] = seconds.get(_base_name(o.name), 0.0) + o.seconds
+        return {name: round(value, 3) for name, value in seconds.items()}
+
+    @property
+    def all_passed(self) -> bool:
+        return self.status == "completed" and all(o.status == "passed" for o in self.outcomes)
+
+    def failing(self) -> list[str]:
+        """Tests that failed, errored or timed out: those that tell this implementation apart."""
+        return [n for n in self.test_names() if self.outcome(n) in ("failed", "error", "timeout")]
+
+
+def merged_runs(runs: list[RunResult]) -> RunResult:
+    """Runs of parts of one test file as one run: their outcomes in the order given, the
+    status and message of the first that did not complete, the longest wall time (they went
+    side by side) and all their CPU time."""
+    unfinished = next((run for run in runs if run.status != "completed"), runs[0])
+    return RunResult(
+        unfinished.status,
+        tuple(outcome for run in runs for outcome in run.outcomes),
+        unfinished.message,
+        "\n".join(run.output for run in runs if run.output),
+        max(run.seconds for run in runs),
+        sum(run.cpu_seconds for run in runs),
+        any(run.confirmed for run in runs),
+    )
+
+
+def status_phrase(status: TestStatus) -> str:
+    """How a message says what a test did: ``fails``, ``fails with an error``, ``is skipped``."""
+    return {"failed": "fails", "error": "fails with an error"}.get(status, f"is {status}")
+
+
+def _without_addresses(text: str) -> str:
+    """``text`` with memory addresses (``<Tree object at 0x7f...>``) masked: they change
+    from run to run, and a report must be the same bytes for the same submission."""
+    return re.sub(r" at 0x[0-9a-fA-F]+\b", " at 0x…", text)
+
+
+def _base_name(name: str) -> str:
+    return name.split("[", 1)[0]
+
+
+MALFORMED = "the test process sent a malformed event on the outcome channel"
+
+
+def interpret(record: RunRecord) -> RunResult:
+    """Turn a worker's record of one run into a ``RunResult``; a run whose channel carried
+    anything but the recorder's events is crashed, with one line saying so."""
+    raw = record["events"] if isinstance(record.get("events"), list) else []
+    events = protocol.well_formed(raw)
+    if len(events) != len(raw):
+        seconds = float(record.get("seconds", 0.0))
+        return RunResult("crashed", (), MALFORMED, "", seconds, float(record.get("cpu_seconds", 0)))
+    collected: list[str] = []
+    collection_errors: list[str] = []
+    outcomes: dict[str, TestOutcome] = {}
+    running: str | None = None
+    finished = False
+    for event in events:
+        if event["event"] == "collected":
+            collected = list(event["names"])
+        elif event["event"] == "collection_error":
+            collection_errors.append(_without_addresses(event["detail"]))
+        elif event["event"] == "start":
+            running = event["name"]
+        elif event["event"] == "outcome":
+            detail = _without_addresses(event["detail"])
+            took = _bounded_seconds(event.get("seconds"), float(record["seconds"]))
+            outcomes[event["name"]] = TestOutcome(event["name"], event["status"], detail, took)
+            running = None
+        elif event["event"] == "finished":
+            finished = True
+    seconds = float(record["seconds"])
+    cpu_seconds = float(record.get("cpu_seconds", 0.0))
+    output = record["output"]
+    if collection_errors:
+        return RunResult(
+            "collection_error",
+            (),
+            failure_line(collection_errors[0]) or "the test file could not be collected",
+            collection_errors[0],
+            seconds,
+            cpu_seconds,
+        )
+    # Fewer outcomes than collected tests is never a pass, whatever the exit status said.
+    missing = [name for name in collected if name not in outcomes]
+    if record["timed_out"]:
+        status: RunStatus = "timeout"
+        message = f"stopped after its time limit while running {running or 'the tests'}"
+    elif not finished or missing:
+        status = "crashed"
+        message = (
+            PARENT_KILLED
+            if record.get("parent_killed") is True
+            else _crash_message(record.get("exit_code"), running)
+        )
+    else:
+        ordered = tuple(outcomes[n] for n in collected)
+        return RunResult("completed", ordered, "", output, seconds, cpu_seconds)
+    for name in missing:
+        stopped: TestStatus = "timeout" if status == "timeout" and name == running else "not run"
+        if status == "crashed" and name == running:
+            stopped = "error"
+        outcomes[name] = TestOutcome(name, stopped, message if name == running else "")
+    ordered = tuple(outcomes[n] for n in collected) if collected else tuple(outcomes.values())
+    return RunResult(status, ordered, message, output, seconds, cpu_seconds)
+
+
+def _bounded_seconds(value: object, run_seconds: float) -> float:
+    """A test's reported seconds, if a finite number, kept within the run's own length: the
+    test process reports it, so it may be anything."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        return 0.0
+    return min(max(float(value), 0.0), run_seconds)
+
+
+def _crash_message(exit_code: int | None, running: str | None) -> str:
+    where = f"while running {running}" if running else "before reporting every test"
+    if exit_code is not None and exit_code < 0:
+        name = signal.Signals(-exit_code).name if -exit_code in signal.valid_signals() else "?"
+        hint = {
+            "SIGXFSZ": " (too much output)",
+            "SIGXCPU": " (CPU time limit)",
+            "SIGKILL": " (killed, often for memory)",
+            "SIGSEGV": " (segmentation fault)",
+        }.get(name, "")
+        return f"the test process died of {name}{hint} {where}"
+    return f"the test process ended early (exit status {exit_code}) {where}"
+
+
+LINE_LIMIT = 300
+"""Longest line ``failure_line`` returns; pytest's own lines can be megabytes."""
+
+
+_EXCEPTION_LINE = re.compile(r"[\w.]*(Error|Exception|Exit|Interrupt|Failed|Failure|Group)(:|$)")
+
+
+def failure_line(report: str) -> str:
+    """The one line of a pytest report that says what went wrong; ``""`` for an empty report.
+
+    pytest marks an exception's lines with ``E``, and shows a chained exception's
+    cause before it, so the last run of ``E`` lines is the exception the test
+    (or the collection) ended with. Its headline is its exception line
+    (``KeyError: 5``, ``Failed: DID NOT RAISE``), else its first line (``assert
+    3 == 4``); a syntax error gets the file and line its run names. A report
+    with no ``E`` line (pytest's own message) gives its last line.
+    """
+    lines = [line.strip() for line in report.splitlines() if line.strip()]
+    runs: list[list[str]] = []
+    in_run = False
+    for line in lines:
+        marked = line == "E" or line.startswith("E ")
+        if marked and not in_run:
+            runs.append([])
+        if marked and line[1:].strip():
+            runs[-1].append(line[1:].strip())
+        in_run = marked
+    last = runs[-1] if runs and runs[-1] else None
+    if last is None:
+        headline = lines[-1] if lines else ""
+    else:
+        headline = next((line for line in last if _EXCEPTION_LINE.match(line)), last[0])
+        places = [place for line in last if (place := re.match(r'File "(.+)", line (\d+)', line))]
+        if headline.startswith(("SyntaxError", "IndentationError", "TabError")) and places:
+            headline += f" ({places[-1][1]}, line {places[-1][2]})"
+    return headline if len(headline) <= LINE_LIMIT else f"{headline[:LINE_LIMIT]} [cut]"

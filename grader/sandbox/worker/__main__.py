@@ -1,0 +1,5 @@
+"""``python -m grader.sandbox.worker SCRATCH LEVEL``: one warm worker (``server.main``)."""
+
+from grader.sandbox.worker.server import main
+
+main()
