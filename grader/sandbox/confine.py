@@ -434,7 +434,7 @@ def _serve_as_init(child: int) -> NoReturn:
     with its status, which makes the kernel kill whatever of the run is left."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
     with contextlib.suppress(OSError):
-        os.closerange(0, 1 << 16)
+        close_descriptors_but(())
     with contextlib.suppress(OSError):
         libc.die_with_parent()
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
@@ -457,6 +457,17 @@ def exit_code(status: int, confinement: Confinement) -> int:
     if confinement.level == "namespaces" and 128 < code < 128 + signal.NSIG:
         return -(code - 128)
     return code
+
+
+def close_descriptors_but(keep: Iterable[int]) -> None:
+    """Close every descriptor of this process (below ``1 << 16``) but those in ``keep``: a
+    process forked for a run holds nothing it was not handed."""
+    low = 0
+    for fd in sorted(set(keep)):
+        if low < fd:  # closerange(n, n) would close every descriptor from n on
+            os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
 
 
 def hand_over(paths: Iterable[Path], confinement: Confinement) -> None:

@@ -179,13 +179,17 @@ def send_json(fd: int, message: Mapping[str, Any]) -> None:
     write_all(fd, json_frame(message))
 
 
-def receive_json(fd: int, limit: int = MAX_FRAME_BYTES) -> Any:
-    """The JSON value of the next frame on ``fd``; ``WireError`` if there is none."""
-    body = read_frame(fd, limit)
+def decode_json(body: bytes) -> Any:
+    """The JSON value a frame's ``body`` holds; ``WireError`` if it holds none."""
     try:
         return _json_loads(body)
     except (ValueError, RecursionError) as error:
         raise WireError(f"garbage (a frame that is not JSON: {error})") from None
+
+
+def receive_json(fd: int, limit: int = MAX_FRAME_BYTES) -> Any:
+    """The JSON value of the next frame on ``fd``; ``WireError`` if there is none."""
+    return decode_json(read_frame(fd, limit))
 
 
 def json_of_frame(data: bytes, limit: int = MAX_FRAME_BYTES) -> Any:
@@ -193,10 +197,7 @@ def json_of_frame(data: bytes, limit: int = MAX_FRAME_BYTES) -> Any:
     body, rest = take_frame(data, limit)
     if body is None or rest:
         raise WireError("garbage (not one whole frame)")
-    try:
-        return _json_loads(body)
-    except (ValueError, RecursionError) as error:
-        raise WireError(f"garbage (a frame that is not JSON: {error})") from None
+    return decode_json(body)
 
 
 # ---------------------------------------------------------------- grader, worker, run root

@@ -229,9 +229,9 @@ def content_hashes_outside_provenance(modules: list[Module]) -> list[str]:
 
 def _os_or_signal_names(module: Module) -> Iterator[tuple[ast.AST, str]]:
     """Every ``os.NAME`` and ``signal.NAME`` the module uses or imports, as "os.NAME"."""
-    for node, imported, name in module.imports():
+    for statement, imported, name in module.imports():
         if imported in ("os", "signal") and name is not None:
-            yield node, f"{imported}.{name}"
+            yield statement, f"{imported}.{name}"
     for node in ast.walk(module.tree):
         if (
             isinstance(node, ast.Attribute)

@@ -169,3 +169,29 @@ def test_a_report_names_the_cgroups_a_run_gets() -> None:
     assert described["cgroups"] == made
     assert bool(described["namespaces"]) == (level == "namespaces")
     assert ("nobody" in str(described["identity"])) == (level == "namespaces")
+
+
+def test_a_forked_process_keeps_only_the_descriptors_it_is_handed() -> None:
+    """Neighbours in the kept set too: ``os.closerange(n, n)`` would close everything from n."""
+    kept, dropped = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            confine.close_descriptors_but({0, 1, 2, kept})
+            still_open = [fd for fd in (0, 1, 2, kept, dropped) if _is_open(fd)]
+            code = 0 if still_open == [0, 1, 2, kept] else 1
+        finally:
+            os._exit(code)
+    os.close(kept)
+    os.close(dropped)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import select
 import socket
@@ -31,19 +30,15 @@ from grader.sandbox.protocol import JobMessage, RunRecord, Started, WireError, c
 
 STOP_GRACE_SECONDS = 5.0
 
-
 WORKER_GRACE_SECONDS = 10.0
 """How long past a run's time limit the grader waits for its worker's record: the worker
 kills a run on time itself, so only a stopped, wedged or killed worker ever uses this."""
 
-
 WORKER_START_SECONDS = 120.0
 """How long a new worker may take to import pytest and start its first run."""
 
-
 STOPPED_CHECK_SECONDS = 0.5
 """How often a worker that has not answered is checked for being stopped (SIGSTOP)."""
-
 
 _WORKER_FAILURES = (OSError, ValueError, EOFError, KeyError, TypeError, RecursionError, WireError)
 """What reading a worker's answer raises when the worker died under its run."""
@@ -174,7 +169,7 @@ class Worker:
                 if not chunk:
                     raise EOFError("the grading worker stopped")
                 self._buffer += chunk
-        return json.loads(body)
+        return protocol.decode_json(body)
 
     def _next_frame(self) -> bytes | None:
         body, self._buffer = protocol.take_frame(self._buffer)

@@ -8,18 +8,14 @@ from grader.sandbox.protocol import Contract
 
 FIXED_HASH_SEED = 0
 
-
 OTHER_HASH_SEED = 12345
 
-
 WALL_FACTOR = 2.0
-
 
 WALL_MARGIN_SECONDS = 5.0
 """A run's time limit is on the CPU time its processes use; the wall clock is only a
 backstop, ``WALL_FACTOR`` times the limit and ``WALL_MARGIN_SECONDS`` more (for a run that
 sleeps or waits forever): a busy machine slows a run's clock, not its CPU time."""
-
 
 CONFIRMING_WALL_FACTOR = 1.5
 """How much longer the wall-clock backstop is when a timeout is being confirmed: the run then

@@ -33,7 +33,6 @@ from grader.sandbox.host.result import RunResult
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Each stops the grader the same way: every worker and run killed, every file removed."""
 
-
 WORKERS = 2
 """Warm workers a pool starts unless told otherwise: two keep both cores of the machine busy."""
 

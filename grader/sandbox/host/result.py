@@ -20,7 +20,6 @@ from grader.sandbox.protocol import RunRecord, TestStatus
 
 RunStatus = Literal["completed", "collection_error", "crashed", "timeout"]
 
-
 PARENT_KILLED = "the test process killed its parent, the grader's worker"
 
 
@@ -206,7 +205,6 @@ def _crash_message(exit_code: int | None, running: str | None) -> str:
 
 LINE_LIMIT = 300
 """Longest line ``failure_line`` returns; pytest's own lines can be megabytes."""
-
 
 _EXCEPTION_LINE = re.compile(r"[\w.]*(Error|Exception|Exit|Interrupt|Failed|Failure|Group)(:|$)")
 

@@ -31,14 +31,13 @@ import hypothesis  # noqa: F401  (imported once here, before any fork)
 import pytest
 
 from grader.hypothesis_profile import enforce as enforce_grader_settings
-from grader.sandbox import libc
+from grader.sandbox import confine, libc
 from grader.sandbox.confine import MEMORY_LIMIT_BYTES, OPEN_FILES_LIMIT, OUTPUT_LIMIT_BYTES
 from grader.sandbox.protocol import RunJob
 from grader.sandbox.untrusted import implementation, proxy
 from grader.sandbox.untrusted.recorder import OutcomeRecorder
 
 EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
-
 
 UNUSED_PLUGINS = (
     *("cacheprovider", "stepwise", "randomly", "unraisableexception", "threadexception"),
@@ -50,7 +49,6 @@ UNUSED_PLUGINS = (
 by the static check anyway. ``debugging`` stays in: pytest's unittest runner reads the
 ``trace`` and ``usepdb`` options it registers, so without it every ``unittest.TestCase``
 test (hypothesis's ``Machine.TestCase`` too) errors; it costs under a millisecond a run."""
-
 
 PYTEST_ARGS = (
     *("-c", "pytest.ini", "--rootdir", ".", "--noconftest", "--import-mode=importlib"),
@@ -146,11 +144,7 @@ def _isolate(folder: Path, keep: tuple[int, ...], output: int, job: RunJob) -> N
     os.dup2(devnull, 0)
     os.dup2(output, 1)
     os.dup2(output, 2)
-    low = 3
-    for fd in sorted(keep):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, 1 << 16)
+    confine.close_descriptors_but({0, 1, 2, *keep})
     os.chdir(folder)
     os.environ.clear()
     os.environ.update(

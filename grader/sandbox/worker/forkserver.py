@@ -41,6 +41,8 @@ Entry = Callable[[RunJob, list[int]], None]
 not return (``os._exit``); if it does, the process exits with status 0."""
 
 _MAX_DESCRIPTORS = 32
+_FORK = 1
+"""The one command the fork server takes: fork a run's root."""
 
 
 class Spawned:
@@ -99,7 +101,7 @@ class ForkServer:
         status_read, status_write = channel()
         job_read, job_write = channel()
         try:
-            os.write(self._commands, b"f")
+            protocol.send_number(self._commands, _FORK)
             socket.send_fds(self._jobs, [b"j"], [status_write, job_read, *descriptors])
         finally:
             os.close(status_write)
@@ -131,7 +133,7 @@ class ForkServer:
 
 
 def _serve(commands: int, jobs: socket.socket, confinement: Confinement, entry: Entry) -> NoReturn:
-    """The server: a byte in, a root out. Nothing here allocates memory that outlives one
+    """The server: a command in, a root out. Nothing here allocates memory that outlives one
     turn of the loop, so every fork starts from the same heap."""
     try:
         libc.die_with_parent()
@@ -139,10 +141,8 @@ def _serve(commands: int, jobs: socket.socket, confinement: Confinement, entry: 
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
-        keep = sorted({0, 1, 2, commands, jobs.fileno()})
-        for low, high in zip(keep, [*keep[1:], 1 << 16], strict=True):
-            os.closerange(low + 1, high)
-        while os.read(commands, 1) == b"f":
+        confine.close_descriptors_but({0, 1, 2, commands, jobs.fileno()})
+        while protocol.receive_number(commands) == _FORK:
             if os.fork() == 0:
                 _root(commands, jobs, confinement, entry)
     finally:

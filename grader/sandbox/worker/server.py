@@ -61,13 +61,10 @@ from grader.sandbox.worker.forkserver import ForkServer, Spawned
 
 OUTPUT_TAIL_BYTES = 4000
 
-
 EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
-
 
 CONTROL_FD = 0
 """The worker's stdin: a Unix socket on which each job comes with its sources' descriptors."""
-
 
 MAX_DEPENDENCIES = 8
 """The most modules besides the implementation a job may bring for its implementation process."""
