@@ -35,7 +35,7 @@ import pytest
 
 from grader.catalog import Chapter, load_chapter
 from grader.patching import apply_patch
-from grader.sandbox.host import pool as sandbox
+from grader.sandbox.host.client import Worker
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
@@ -178,7 +178,7 @@ class ReusedRuns:
 
         run.memo = self  # type: ignore[attr-defined]
         monkeypatch.setattr(WorkerPool, "run", run)
-        monkeypatch.setattr(sandbox, "Worker", _lazy(sandbox.Worker))
+        monkeypatch.setattr("grader.sandbox.host.pool.Worker", _lazy(Worker))
 
 
 def _lazy(worker: type[Any]) -> Callable[..., Any]:

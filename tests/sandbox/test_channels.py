@@ -51,7 +51,7 @@ def forged_record() -> bytes:
         "seconds": 0.1,
         "output": "",
     }
-    messages = [{"pid": os.getpid()}, record, *events]
+    messages: list[dict[str, object]] = [{"pid": os.getpid()}, record, *events]
     return b"".join(protocol.json_frame(message) for message in messages)
 
 

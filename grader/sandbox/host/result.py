@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import re
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from grader.sandbox import protocol
-from grader.sandbox.protocol import RunRecord, TestStatus
+from grader.sandbox.protocol import TestStatus
 
 RunStatus = Literal["completed", "collection_error", "crashed", "timeout"]
 
@@ -118,9 +119,10 @@ def _base_name(name: str) -> str:
 MALFORMED = "the test process sent a malformed event on the outcome channel"
 
 
-def interpret(record: RunRecord) -> RunResult:
-    """Turn a worker's record of one run into a ``RunResult``; a run whose channel carried
-    anything but the recorder's events is crashed, with one line saying so."""
+def interpret(record: Mapping[str, Any]) -> RunResult:
+    """Turn a worker's record of one run (a ``protocol.RunRecord``, read defensively: any
+    field may be missing or of another type) into a ``RunResult``; a run whose channel
+    carried anything but the recorder's events is crashed, with one line saying so."""
     raw = record["events"] if isinstance(record.get("events"), list) else []
     events = protocol.well_formed(raw)
     if len(events) != len(raw):
