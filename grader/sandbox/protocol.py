@@ -266,6 +266,8 @@ class RunRecord(TypedDict):
     seconds: float
     cpu_seconds: float
     output: str
+    steps: dict[str, float]
+    """Milliseconds per step of the run, by the worker's clock (``worker.server.STEPS``)."""
 
 
 # ---------------------------------------------------------------- the events of a run

@@ -13,7 +13,7 @@ import math
 import re
 import signal
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from grader.sandbox import protocol
@@ -54,6 +54,9 @@ class RunResult:
     """The CPU time the run's processes used, all of them together."""
     confirmed: bool = False
     """A timeout that happened again when the run was made once more, alone on the pool."""
+    steps: Mapping[str, float] = field(default_factory=dict, compare=False)
+    """Milliseconds per step of the run by the worker's clock (``worker.server.STEPS``), for
+    ``benchmarks/run_steps.py``; nothing decides on them."""
 
     def outcome(self, name: str) -> TestStatus:
         """The outcome of test ``name``; parametrized cases fold into their worst outcome."""
@@ -123,6 +126,12 @@ def interpret(record: Mapping[str, Any]) -> RunResult:
     """Turn a worker's record of one run (a ``protocol.RunRecord``, read defensively: any
     field may be missing or of another type) into a ``RunResult``; a run whose channel
     carried anything but the recorder's events is crashed, with one line saying so."""
+    steps = record.get("steps")
+    timed = steps if isinstance(steps, dict) else {}
+    return replace(_interpret(record), steps={str(k): float(v) for k, v in timed.items()})
+
+
+def _interpret(record: Mapping[str, Any]) -> RunResult:
     raw = record["events"] if isinstance(record.get("events"), list) else []
     events = protocol.well_formed(raw)
     if len(events) != len(raw):

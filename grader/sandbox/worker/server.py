@@ -160,6 +160,8 @@ def run_job(
     the run's own where the machine gives one. Whatever happens, every process
     of the run is dead and its folder gone before this returns (or raises).
     """
+    marks = {"begun": time.monotonic()}
+    steps: dict[str, float] = {}
     cgroups = cgroups or confine.Cgroups()
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     spawned: list[Spawned] = []
@@ -174,7 +176,7 @@ def run_job(
         replies = os.pipe()
         events_read, events_write = channel()
         joined = cgroups.start_run()
-        started = time.monotonic()
+        started = marks["set up"] = time.monotonic()
         budget = float(job["time_limit"])
 
         try:
@@ -201,11 +203,12 @@ def run_job(
                 os.close(fd)
         test = spawned[1]
         roots = [process.pid for process in spawned]
+        marks["spawn"] = time.monotonic()
         try:
             _send({"pid": test.pid})
             usage = _Usage(roots, cgroups)
             wall = float(job["wall"])
-            events, timed_out, status = _collect(test, events_read, budget, wall, usage)
+            events, timed_out, status = _collect(test, events_read, budget, wall, usage, marks)
         finally:
             cpu_seconds = usage.seconds() if "usage" in locals() else 0.0
             for process in spawned:
@@ -216,6 +219,7 @@ def run_job(
             reaper.kill_descendants(spare=server.pid)
             for uid in identities.values():
                 confine.remove_leftovers(confinement.as_identity(uid))
+            marks["sweep"] = time.monotonic()
         return {
             "events": _without_folder(events, folder),
             "timed_out": timed_out,
@@ -224,11 +228,42 @@ def run_job(
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
             "output": _strip_folder(_tail(folder / "output.log"), folder),
+            "steps": steps,
         }
     finally:
         for process in spawned:
             process.close()
         shutil.rmtree(folder, ignore_errors=True)
+        marks["remove"] = time.monotonic()
+        steps.update(_steps(marks))
+
+
+STEPS = {
+    "set up": "set up",
+    "spawn": "spawn",
+    "start-up": "first event",
+    "tests": "last event",
+    "exit": "exit",
+    "sweep": "sweep",
+    "remove": "remove",
+}
+"""The steps of a run the worker times, each ending at the mark named (``benchmarks/
+run_steps.py`` prints them): the run's folder, pipes and cgroups; the fork server's two
+roots; the confinement, pytest's start and collection, up to the first event; the tests, to
+the last event; the test process's exit; the sweep of every process and leftover; the
+folder's removal. Times come from the worker's clock alone, never from inside the run."""
+
+
+def _steps(marks: dict[str, float]) -> dict[str, float]:
+    """Milliseconds per step of ``STEPS``; a step whose mark the run never reached (no event,
+    no exit) is left out, and the next step counts from the last mark reached."""
+    steps: dict[str, float] = {}
+    before = marks["begun"]
+    for step, mark in STEPS.items():
+        if mark in marks:
+            steps[step] = round((marks[mark] - before) * 1000, 2)
+            before = marks[mark]
+    return steps
 
 
 def _lay_out(
@@ -279,7 +314,12 @@ USAGE_CHECK_SECONDS = 0.25
 
 
 def _collect(
-    spawned: Spawned, read_end: int, budget: float, wall: float, usage: _Usage
+    spawned: Spawned,
+    read_end: int,
+    budget: float,
+    wall: float,
+    usage: _Usage,
+    marks: dict[str, float],
 ) -> tuple[list[Any], bool, int | None]:
     """Read the test process's events until it exits or its time is up; then kill its group.
 
@@ -313,7 +353,10 @@ def _collect(
                     watched.remove(read_end)
                 elif len(buffer) < EVENTS_LIMIT_BYTES:
                     buffer += chunk
+                    marks.setdefault("first event", time.monotonic())
+                    marks["last event"] = time.monotonic()
             if exited in ready:
+                marks["exit"] = time.monotonic()
                 timed_out = False
                 break
             if time.monotonic() >= next_check:

@@ -1,0 +1,116 @@
+"""What one sandboxed run costs, step by step, against the same test file in process.
+
+On a warm pool at the strongest isolation level this machine gives, this
+runs two test files ``--runs`` times each: a file of one trivial test (the
+run's own cost, nearly nothing of the tests) and the model answer's tests on
+the reference. For each it prints the worker's time per step of a run
+(``grader.sandbox.worker.server.STEPS``: set-up, the fork server's spawn,
+start-up to the first event, the tests, the exit, the sweep, the folder's
+removal), the mean wall time of a run seen from the grader, and the same
+file run by ``pytest.main`` in a child forked from a warm process (no
+sandbox, the implementation imported). The overhead is their difference;
+issue 25's target is at most 50 ms a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.catalog import load_chapter
+from grader.commands.check import student_tests_job
+from grader.hypothesis_profile import enforce as enforce_grader_settings
+from grader.sandbox.host.job import Job
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.worker.child import PYTEST_ARGS
+from grader.sandbox.worker.server import STEPS
+
+OVERHEAD_TARGET_MS = 50.0
+TRIVIAL_TESTS = "def test_nothing() -> None:\n    assert True\n"
+TRIVIAL_IMPLEMENTATION = "VALUE = 1\n"
+
+
+def sandboxed(pool: WorkerPool, job: Job, runs: int) -> tuple[float, dict[str, float]]:
+    """The mean milliseconds of a run from the grader's side, and per step from the worker's."""
+    pool.run(job)  # the worker's first run of a file warms what it imports lazily
+    totals: list[float] = []
+    steps: dict[str, list[float]] = {step: [] for step in STEPS}
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = pool.run(job)
+        totals.append((time.perf_counter() - started) * 1000)
+        assert result.all_passed, result.message
+        for step, milliseconds in result.steps.items():
+            steps[step].append(milliseconds)
+    means = {step: statistics.fmean(values) for step, values in steps.items() if values}
+    return statistics.fmean(totals), means
+
+
+def in_process(job: Job, runs: int) -> float:
+    """The mean milliseconds of ``pytest.main`` on the job's tests in a child forked per run
+    from this warm process, its implementation (and earlier chapters' modules) importable."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "tests").mkdir()
+        (folder / "tests" / "test_file.py").write_text(job.test_source, encoding="utf-8")
+        for module, source in ((job.module, job.implementation), *job.dependencies):
+            (folder / f"{module}.py").write_text(source, encoding="utf-8")
+        (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        totals = []
+        for index in range(runs + 1):
+            started = time.perf_counter()
+            pid = os.fork()
+            if pid == 0:
+                os.chdir(folder)
+                sys.path.insert(0, str(folder))
+                quiet = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(quiet, 1)
+                os.dup2(quiet, 2)
+                enforce_grader_settings()
+                os._exit(pytest.main(["tests/test_file.py", *PYTEST_ARGS]))
+            _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0, "the file must pass in process"
+            if index:  # the first run warms, as in the pool
+                totals.append((time.perf_counter() - started) * 1000)
+    return statistics.fmean(totals)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30, help="runs of each file")
+    args = parser.parse_args(argv)
+    chapter = load_chapter()
+    reference = chapter.reference.read_text(encoding="utf-8")
+    model = chapter.model_tests.read_text(encoding="utf-8")
+    cases = {
+        "one trivial test": (TRIVIAL_TESTS, TRIVIAL_IMPLEMENTATION),
+        "model answer on the reference": (model, reference),
+    }
+    ok = True
+    with WorkerPool(workers=1) as pool:
+        print(f"isolation level: {pool.isolation}")
+        for name, (tests, implementation) in cases.items():
+            job = student_tests_job(chapter, tests, implementation, 60.0)
+            total, steps = sandboxed(pool, job, args.runs)
+            baseline = in_process(job, args.runs)
+            overhead = total - baseline
+            ok = ok and overhead <= OVERHEAD_TARGET_MS
+            print(f"\n{name}: {args.runs} runs")
+            for step, milliseconds in steps.items():
+                print(f"  {step:<10} {milliseconds:7.1f} ms")
+            print(f"  a run, from the grader  {total:7.1f} ms")
+            print(f"  in process (a fork)     {baseline:7.1f} ms")
+            verdict = "PASS" if overhead <= OVERHEAD_TARGET_MS else "MISS"
+            print(f"  overhead {overhead:6.1f} ms  target <= {OVERHEAD_TARGET_MS:g} ms  {verdict}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
