@@ -215,7 +215,8 @@ def run_job(
                 process.close()
                 reaper.kill_group(process.pid)
             cgroups.end_run()
-            reaper.kill_users(uid for uid in identities.values() if uid is not None)
+            if confinement.level != "namespaces":  # there the PID namespace's end kills all
+                reaper.kill_users(uid for uid in identities.values() if uid is not None)
             reaper.kill_descendants(spare=server.pid)
             for uid in identities.values():
                 confine.remove_leftovers(confinement.as_identity(uid))
