@@ -27,7 +27,8 @@ from pathlib import Path
 
 from grader.catalog import Chapter, load_chapter
 from grader.commands.audit import run_audit
-from grader.commands.check import Limits, check, student_tests_job
+from grader.commands.check import check
+from grader.jobs import Limits, student_tests_job
 from grader.patching import mutant_sources
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WORKERS, WorkerPool

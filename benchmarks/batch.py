@@ -66,10 +66,13 @@ sys.path.insert(0, str(KIT / "tests"))
 from disguise import disguise  # noqa: E402
 
 from grader.catalog import Chapter, load_chapter  # noqa: E402
-from grader.commands.batch import BatchRow, grade_batch, row_of  # noqa: E402
-from grader.commands.check import CheckReport, Limits, check  # noqa: E402
+from grader.commands.batch import grade_batch, row_of  # noqa: E402
+from grader.commands.check import check  # noqa: E402
 from grader.commands.manifest import build_manifest, shard  # noqa: E402
 from grader.commands.merge import merge_outputs  # noqa: E402
+from grader.jobs import Limits  # noqa: E402
+from grader.results.batch import BatchRow  # noqa: E402
+from grader.results.check import CheckReport  # noqa: E402
 from grader.similarity import (  # noqa: E402
     MODEL_ANSWER,
     REFERENCE,

@@ -48,8 +48,9 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import Chapter, load_chapter
-from grader.commands.check import check, run_mutants
+from grader.commands.check import check
 from grader.hypothesis_profile import enforce as enforce_grader_settings
+from grader.mutation import run_mutants
 from grader.patching import mutant_sources
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.protocol import channel

@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import student_tests_job
 from grader.hypothesis_profile import enforce as enforce_grader_settings
+from grader.jobs import student_tests_job
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.worker.child import PYTEST_ARGS

@@ -17,13 +17,14 @@ from pathlib import Path
 from rich.console import Console
 
 from grader.catalog import DEFAULT_CHAPTER, Chapter, load_chapter
-from grader.commands.check import Limits, check
+from grader.commands.check import check
 from grader.dependencies import REF_DEPS_HINT, DependencyProblem
 from grader.errors import describe
 from grader.gradescope_history import read_metadata, submission_tier
+from grader.jobs import Limits
 from grader.locate import RefusedSubmission, locate
-from grader.output.files import write_atomically
-from grader.output.gradescope import gradescope_json, not_graded_json, refused_json
+from grader.output.files import ReportFiles, write_atomically, write_reports
+from grader.output.gradescope import not_graded_json, refused_json
 from grader.output.terminal import render_check
 from grader.sandbox.confine import ISOLATION_CHOICES
 from grader.witness import at_tier
@@ -63,7 +64,7 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
         return False
     render_check(console, chapter, report)
     extra = shown.extra_data(valid=report.mutation is not None)
-    write_atomically(results, gradescope_json(chapter, report, extra))
+    write_reports(chapter, report, ReportFiles(gradescope=results, gradescope_extra=extra))
     return True
 
 

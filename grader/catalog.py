@@ -245,23 +245,8 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         course_tests_weight=float(head["course_tests_weight"]),
         course_tests=tuple(CourseTest(**entry) for entry in data["course_tests"]),
         required_tests=tuple(RequiredTest(**entry) for entry in data["required_tests"]),
-        mutants=tuple(
-            Mutant(
-                id=entry["id"],
-                title=entry["title"],
-                symptom=entry["symptom"],
-                function=entry["function"],
-                caught_by=tuple(entry["caught_by"]),
-                patch=mutants_dir / f"{entry['id']}.patch",
-            )
-            for entry in data.get("mutants", [])
-        ),
-        wheats=tuple(
-            Wheat(
-                id=entry["id"], title=entry["title"], patch=root / "wheats" / f"{entry['id']}.patch"
-            )
-            for entry in data.get("wheats", [])
-        ),
+        mutants=_mutants_from(data, mutants_dir),
+        wheats=_wheats_from(data, root),
         reference=root / "reference" / implementation,
         stub=root / "student" / implementation,
         stub_tests=root / "student" / student_tests,
@@ -285,6 +270,37 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         slow_test_seconds=float(head.get("slow_test_seconds", "inf")),
         workflow=tuple(Step(**entry) for entry in data.get("workflow", [])),
     )
+    _check_chapter(chapter)
+    return chapter
+
+
+def _mutants_from(data: dict[str, Any], mutants_dir: Path) -> tuple[Mutant, ...]:
+    """The catalog's planted mutants, each with its patch in ``mutants_dir``."""
+    return tuple(
+        Mutant(
+            id=entry["id"],
+            title=entry["title"],
+            symptom=entry["symptom"],
+            function=entry["function"],
+            caught_by=tuple(entry["caught_by"]),
+            patch=mutants_dir / f"{entry['id']}.patch",
+        )
+        for entry in data.get("mutants", [])
+    )
+
+
+def _wheats_from(data: dict[str, Any], root: Path) -> tuple[Wheat, ...]:
+    """The catalog's correct variants, each with its patch in ``root/wheats``."""
+    return tuple(
+        Wheat(id=entry["id"], title=entry["title"], patch=root / "wheats" / f"{entry['id']}.patch")
+        for entry in data.get("wheats", [])
+    )
+
+
+def _check_chapter(chapter: Chapter) -> None:
+    """Raise ``ValueError`` where the catalog contradicts itself: a workflow step that is
+    neither a command nor an edit, a mutant id twice or a required one missing, a Gradescope
+    setting for a test that does not exist."""
     if any(bool(step.command) == bool(step.edit) for step in chapter.workflow) or any(
         step.edit not in ("", "tests", "implementation") for step in chapter.workflow
     ):
@@ -296,7 +312,6 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
     if not set(chapter.gradescope.tests) <= named:
         unknown = sorted(set(chapter.gradescope.tests) - named)
         raise ValueError(f"[gradescope.tests] names no course test or mutant: {unknown}")
-    return chapter
 
 
 def _dependency_from(entry: dict[str, Any], root: Path) -> Dependency:

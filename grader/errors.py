@@ -5,6 +5,10 @@ from __future__ import annotations
 EXIT_PASS = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
+"""The command cannot run: bad arguments, a broken kit, isolation not reached."""
+EXIT_INTERNAL = 2
+"""A bug in the kit: an exception no command expected. The same number as ``EXIT_USAGE``
+(the grader could not do its job, never the student's fail), under its own name."""
 EXIT_INTERRUPTED = 130
 
 

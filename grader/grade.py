@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, MutationResult
+from grader.results.check import CheckReport, MutationResult
 
 
 @dataclass(frozen=True)

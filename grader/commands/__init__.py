@@ -2,7 +2,9 @@
 ``release`` and ``audit`` (with ``mutmut_driver``, its knowledge of mutmut).
 
 A command takes a chapter and its inputs, does the work (running code only
-through ``grader.sandbox``) and returns a frozen result; it prints nothing and
-never imports an entry point. The entry points draw its result with
+through ``grader.sandbox``) and returns a frozen result of ``grader.results``;
+it prints nothing and never imports an entry point. ``check`` runs its phases
+from the library: ``grader.jobs`` (the runs), ``grader.validation`` (phase 2)
+and ``grader.mutation`` (phase 3). The entry points draw its result with
 ``grader.output``.
 """

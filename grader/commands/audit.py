@@ -33,14 +33,13 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from grader.catalog import CHAPTERS, Chapter
-from grader.commands.check import Limits, MutationResult, check
+from grader.commands.check import check
 from grader.commands.mutmut_driver import (
-    AuditStatus,
     Progress,
     SourceFunction,
     change_of,
@@ -53,111 +52,21 @@ from grader.commands.mutmut_driver import (
     status_of,
 )
 from grader.errors import EXIT_FAIL, GraderError
+from grader.jobs import Limits
+from grader.results.audit import (
+    AuditReport,
+    EquivalentFunction,
+    EquivalentMutant,
+    Equivalents,
+    GeneratedMutant,
+    StaleEntry,
+    Suite,
+)
+from grader.results.check import MutationResult
 from grader.sandbox.host.mutmut_run import read_mutmut_diffs
 from grader.submission import read_submission
 
-Suite = Literal["course", "submission"]
-
-SCHEMA_VERSION = 1
 EQUIVALENTS_FILE = "equivalent.toml"
-DETECTED: tuple[AuditStatus, ...] = ("killed", "timeout", "crashed")
-
-
-@dataclass(frozen=True)
-class EquivalentFunction:
-    """A function whose every mutant is set aside (not run): test support, not behaviour."""
-
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class EquivalentMutant:
-    """A generated mutant that cannot change behaviour, found again by id or by its change."""
-
-    id: str
-    function: str
-    original: str
-    mutated: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Equivalents:
-    functions: tuple[EquivalentFunction, ...] = ()
-    mutants: tuple[EquivalentMutant, ...] = ()
-
-
-@dataclass(frozen=True)
-class GeneratedMutant:
-    """One mutmut mutant of the reference: where it is, what it changes, what the tests did."""
-
-    id: str
-    function: str
-    line: int
-    status: AuditStatus
-    exit_code: int | None
-    diff: str
-    original: str
-    mutated: str
-    equivalent: str | None = None
-    seconds: float = field(default=0.0, compare=False)
-
-    @property
-    def detected(self) -> bool:
-        return self.status in DETECTED
-
-
-@dataclass(frozen=True)
-class StaleEntry:
-    """An ``equivalent.toml`` entry that needs an edit, and why."""
-
-    id: str
-    function: str
-    problem: str
-
-
-@dataclass(frozen=True)
-class AuditReport:
-    """What the audit found. ``mutants`` are those run; ``not_run`` more belong to ``excluded``."""
-
-    chapter: str
-    suite: Suite
-    tests: str
-    reference: str  # the mutated file as shown, and its text below
-    source: str = field(repr=False)
-    tool: str
-    mutants: tuple[GeneratedMutant, ...]
-    excluded: tuple[EquivalentFunction, ...]
-    not_run: int
-    stale: tuple[StaleEntry, ...]
-    planted: MutationResult | None
-    timings: dict[str, float] = field(compare=False)
-
-    @property
-    def counted(self) -> tuple[GeneratedMutant, ...]:
-        return tuple(m for m in self.mutants if m.equivalent is None)
-
-    @property
-    def detected(self) -> int:
-        return sum(m.detected for m in self.counted)
-
-    @property
-    def kill_rate(self) -> float:
-        return round(self.detected / len(self.counted), 4) if self.counted else 0.0
-
-    @property
-    def survivors(self) -> tuple[GeneratedMutant, ...]:
-        """The mutants that need attention: counted and not detected."""
-        return tuple(m for m in self.counted if not m.detected)
-
-    def count(self, status: AuditStatus) -> int:
-        return sum(m.status == status for m in self.counted)
-
-    @property
-    def clean(self) -> bool:
-        """Nothing needs attention: every counted mutant detected, every list entry current."""
-        return not self.survivors and not self.stale
 
 
 def equivalents_path(chapter: Chapter) -> Path:
@@ -294,24 +203,10 @@ def run_audit(
     """
     started = time.monotonic()
     version = mutmut_version()
-    jobs = (os.cpu_count() or 2) if jobs is None else jobs
-    if jobs < 1:
-        raise GraderError(f"--jobs must be at least 1, got {jobs}")
+    jobs = _jobs(jobs)
     listed = load_equivalents(equivalents_path(chapter))
-    planted = None
-    if submission is None:
-        suite: Suite = "course"
-        test_name = chapter.course_test_file.name
-        tests_text = chapter.course_test_file.read_text(encoding="utf-8")
-        shown = f"course_tests/{test_name}"
-    else:
-        suite, test_name = "submission", Path(chapter.student_tests).name
-        tests_text, shown = (
-            _student_tests(chapter, submission),
-            str(submission / chapter.student_tests),
-        )
-        if grade:
-            planted = _planted(chapter, submission)
+    suite, test_name, tests_text, shown = _suite(chapter, submission)
+    planted = _planted(chapter, submission) if submission is not None and grade else None
     source = chapter.reference.read_text(encoding="utf-8")
     known = source_functions(source)
     excluded = [f.name for f in listed.functions]
@@ -321,40 +216,17 @@ def run_audit(
     restricted = bool(functions) or len(chosen) < len(known)
     module = chapter.reference.stem
     names = [f"{module}.{f.key}__mutmut_*" for f in chosen] if restricted else []
-    folder = Path(tempfile.mkdtemp(prefix="grader-audit-"))
-    try:
-        beside = [(n.implementation, n.reference.read_text("utf-8")) for n in chapter.needs]
-        lay_out(folder, chapter.reference.name, source, test_name, tests_text, beside)
-        mutmut_started = time.monotonic()
-        began = run_mutmut(folder, chapter.reference.name, names, jobs, progress)
-        mutmut_ended = time.monotonic()
-        meta_path = folder / "mutants" / f"{chapter.reference.name}.meta"
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        run = [n for n in meta["exit_code_by_key"] if selected_by(n, names)]
-        diffs = read_mutmut_diffs(folder, chapter.reference.name, run)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    meta, diffs, began = _run_in_scratch(
+        chapter, source, test_name, tests_text, names, jobs, progress
+    )
     mutants, stale = mark_equivalents(
         _assemble(meta, diffs, source, known), listed.mutants, {f.qualname for f in chosen}
     )
-    defined = {f.qualname for f in known.values()}
-    stale += [
-        StaleEntry(f.name, f.name, "names no function of the reference")
-        for f in listed.functions
-        if f.name not in defined
-    ]
-    if suite == "submission":
-        stale = []  # the list is judged against the course tests only
+    stale = [] if suite == "submission" else stale + _stale_functions(listed, known)
     in_scope = {f.qualname for f in _selected(known, functions, ())}
     set_aside = tuple(f for f in listed.functions if f.name in in_scope)
     not_run = sum(known[function_key(n)].qualname in in_scope for n in meta["exit_code_by_key"])
-    mutation_seconds = mutmut_ended - began.get("mutants", mutmut_ended)
-    timings = {
-        "mutmut": round(mutmut_ended - mutmut_started, 3),
-        "mutation": round(mutation_seconds, 3),
-        "per_mutant": round(mutation_seconds / len(mutants), 3) if mutants else 0.0,
-        "total": round(time.monotonic() - started, 3),
-    }
+    timings = _timings(started, began, len(mutants))
     return AuditReport(
         chapter.id,
         suite,
@@ -369,6 +241,76 @@ def run_audit(
         planted,
         timings,
     )
+
+
+def _timings(started: float, began: dict[str, float], mutants: int) -> dict[str, float]:
+    """The audit's seconds: mutmut in all, its mutant runs, per mutant, and the whole audit."""
+    mutmut_ended = began["ended"]
+    mutation_seconds = mutmut_ended - began.get("mutants", mutmut_ended)
+    return {
+        "mutmut": round(mutmut_ended - began["started"], 3),
+        "mutation": round(mutation_seconds, 3),
+        "per_mutant": round(mutation_seconds / mutants, 3) if mutants else 0.0,
+        "total": round(time.monotonic() - started, 3),
+    }
+
+
+def _jobs(jobs: int | None) -> int:
+    """mutmut's parallel runs: ``jobs``, or the CPUs."""
+    jobs = (os.cpu_count() or 2) if jobs is None else jobs
+    if jobs < 1:
+        raise GraderError(f"--jobs must be at least 1, got {jobs}")
+    return jobs
+
+
+def _stale_functions(listed: Equivalents, known: dict[str, SourceFunction]) -> list[StaleEntry]:
+    """The listed functions the reference no longer defines (judged for the course tests
+    only: a submission's audit reports none)."""
+    defined = {f.qualname for f in known.values()}
+    return [
+        StaleEntry(f.name, f.name, "names no function of the reference")
+        for f in listed.functions
+        if f.name not in defined
+    ]
+
+
+def _suite(chapter: Chapter, submission: Path | None) -> tuple[Suite, str, str, str]:
+    """Whose tests the audit runs: the suite, the test file's name, its text, and the file as
+    the report names it."""
+    if submission is None:
+        test_name = chapter.course_test_file.name
+        tests_text = chapter.course_test_file.read_text(encoding="utf-8")
+        return "course", test_name, tests_text, f"course_tests/{test_name}"
+    test_name = Path(chapter.student_tests).name
+    shown = str(submission / chapter.student_tests)
+    return "submission", test_name, _student_tests(chapter, submission), shown
+
+
+def _run_in_scratch(
+    chapter: Chapter,
+    source: str,
+    test_name: str,
+    tests_text: str,
+    names: list[str],
+    jobs: int,
+    progress: Progress | None,
+) -> tuple[dict[str, Any], dict[str, str], dict[str, float]]:
+    """mutmut in a scratch folder, removed after: its meta data, the diffs of the mutants
+    run, and when each of its phases began (``started`` and ``ended``: mutmut itself)."""
+    folder = Path(tempfile.mkdtemp(prefix="grader-audit-"))
+    try:
+        beside = [(n.implementation, n.reference.read_text("utf-8")) for n in chapter.needs]
+        lay_out(folder, chapter.reference.name, source, test_name, tests_text, beside)
+        started = time.monotonic()
+        began = run_mutmut(folder, chapter.reference.name, names, jobs, progress)
+        began = {**began, "started": started, "ended": time.monotonic()}
+        meta_path = folder / "mutants" / f"{chapter.reference.name}.meta"
+        meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
+        run = [n for n in meta["exit_code_by_key"] if selected_by(n, names)]
+        diffs = read_mutmut_diffs(folder, chapter.reference.name, run)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return meta, diffs, began
 
 
 def _student_tests(chapter: Chapter, folder: Path) -> str:

@@ -15,23 +15,25 @@ gradebook (``grader.commands.class_view``).
 from __future__ import annotations
 
 import contextlib
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, Limits, check
+from grader.commands.check import check
 from grader.commands.class_view import CopyFinder, rebuild_class
-from grader.commands.gradebook import (
+from grader.commands.manifest import graded_files
+from grader.dependencies import DependencyProblem
+from grader.errors import GraderError, describe
+from grader.grade import grade
+from grader.gradebook import (
     COLUMNS,
     GRADEBOOK,
     REPORTS,
     SUBMISSIONS,
-    BatchRow,
     back_up,
     checked_name,
     csv_text,
@@ -40,50 +42,21 @@ from grader.commands.gradebook import (
     text_cell,
     write_gradebook,
 )
-from grader.commands.manifest import graded_files
-from grader.dependencies import DependencyProblem
-from grader.errors import GraderError, describe
-from grader.grade import grade
+from grader.jobs import Limits
 from grader.locate import RefusedSubmission, locate
-from grader.output.check_json import report_to_json
-from grader.output.files import write_atomically
-from grader.output.html import student_page
+from grader.output.files import TextReport, replace_folder, write_student_report
 from grader.provenance import result_key
-from grader.roster import RosterEntry, RosterMatch
+from grader.results.batch import BatchResult, BatchRow, ClassView
+from grader.results.check import CheckReport
+from grader.roster import RosterEntry
 from grader.sandbox.host.pool import WorkerPool
-from grader.similarity import KIT_FILES, Similarity
+from grader.similarity import KIT_FILES
 from grader.submission import SubmissionProblem, read_text_inside
 
-__all__ = ["COLUMNS", "BatchRow", "grade_batch", "gradebook_csv", "row_of"]
+__all__ = ["COLUMNS", "grade_batch", "gradebook_csv", "row_of"]
 
 BatchProgress = Callable[[str, int, int], None]
 """Called as ``progress(student, done, total)`` as each submission is graded."""
-TextReport = Callable[[Chapter, CheckReport], str]
-"""The report as the terminal shows it, as plain text (drawn by the entry point)."""
-
-
-@dataclass(frozen=True)
-class BatchResult:
-    rows: tuple[BatchRow, ...]
-    gradebook: Path
-    reports: Path
-    seconds: float
-    kept: int = 0
-    """Rows of the existing gradebook left as they were (students not graded this time)."""
-    backup: Path | None = None
-    """Where the replaced gradebook and reports were saved, if anything was replaced."""
-    similarity: Similarity | None = None
-    """The copies found in the whole class (``None``: the catalog asks for none)."""
-    similarity_seconds: float = 0.0
-    roster: RosterMatch | None = None
-    """Who the roster and the gradebook do not share (``None``: no roster given)."""
-    canvas: Path | None = None
-    students: int = 0
-    """Rows of the gradebook after the batch: the class the class view covers."""
-
-    @property
-    def passed(self) -> int:
-        return sum(row.verdict == "pass" for row in self.rows)
 
 
 def student_names(folders: Sequence[Path]) -> list[str]:
@@ -111,7 +84,7 @@ def grade_batch(
     names: Sequence[str] | None = None,
     text_report: TextReport | None = None,
 ) -> BatchResult:
-    """Grade every folder into ``out`` (the layout in ``grader.commands.gradebook``).
+    """Grade every folder into ``out`` (the layout in ``grader.gradebook``).
 
     ``names`` are the students' names (default: each folder's name). An
     existing gradebook in ``out`` is merged into, never replaced: a student
@@ -130,62 +103,29 @@ def grade_batch(
     started = time.monotonic()
     limits = limits or Limits()
     names = list(names) if names is not None else student_names(folders)
-    for name in names:
-        checked_name(name, "a student of the class")
-    if chapter.similarity is not None and not chapter.model_tests.is_file():
-        raise GraderError(
-            f"this kit has no model answer ({chapter.model_tests.name}): it is the student "
-            "edition; grade a class with the staff edition (the kit's repository)"
-        )
-    taken = sorted(KIT_FILES & set(names)) if chapter.similarity else []
-    if taken:
-        raise GraderError(
-            f"a submission folder is named {taken[0]!r}, the name similarity.csv gives the "
-            "kit's own file: rename the folder"
-        )
+    _check_class(chapter, names)
     gradebook = out / GRADEBOOK
     merged = read_gradebook(gradebook)
     order = [*merged, *(key for key in map(text_cell, names) if key not in merged)]
     backup = back_up(out, names, bool(merged))
-    rows: dict[str, BatchRow] = {}
-    copies = CopyFinder(chapter, limits) if chapter.similarity is not None else None
-    with (
-        WorkerPool(minimum=limits.isolation) as pool,
-        ThreadPoolExecutor(max(1, jobs)) as threads,
-        ThreadPoolExecutor(1) as beside,
-    ):
-        futures = {
-            threads.submit(_grade_one, chapter, folder, name, out, limits, pool, text_report): name
-            for folder, name in zip(folders, names, strict=True)
-        }
 
-        def record(future: Future[tuple[BatchRow, CheckReport | None, Kept]]) -> None:
-            row, report, kept = future.result()
-            rows[futures[future]] = row
-            merged[text_cell(row.student)] = row_cells(row)
-            write_gradebook(gradebook, (merged[k] for k in order if k in merged))
-            if copies is not None:  # while the workers grade the others
-                copies.add(row.student, *kept, report, (pool, beside))
+    def draw(pool: WorkerPool, copies: CopyFinder | None) -> ClassView:
+        return rebuild_class(chapter, out, limits, lambda: pool, copies, roster, canvas, assignment)
 
-        try:
-            for done, future in enumerate(as_completed(futures), start=1):
-                record(future)
-                if progress is not None:
-                    progress(futures[future], done, len(futures))
-            view = rebuild_class(
-                chapter, out, limits, lambda: pool, copies, roster, canvas, assignment
-            )
-        except BaseException:  # Ctrl-C: stop the workers so the running checks end at once
-            threads.shutdown(wait=False, cancel_futures=True)
-            beside.shutdown(wait=False, cancel_futures=True)
-            pool.close()
-            for future, name in futures.items():  # keep every row finished, whatever the order
-                finished = future.done() and not future.cancelled()
-                if name not in rows and finished and future.exception() is None:
-                    record(future)
-            raise
+    submissions = [(folder, name) for folder, name in zip(folders, names, strict=True)]
+    rows, view = _grade_all(
+        chapter, submissions, out, limits, jobs, progress, text_report, (merged, order), draw
+    )
+    return _result(out, [rows[name] for name in names], view, backup, started)
+
+
+def _result(
+    out: Path, rows: Sequence[BatchRow], view: ClassView, backup: Path | None, started: float
+) -> BatchResult:
+    """The batch's result: the rows graded (flagged as the class view found), and the class."""
+    gradebook = out / GRADEBOOK
     flagged = read_gradebook(gradebook)
-    ordered = tuple(rows[name] for name in names)
+    ordered = tuple(rows)
     if view.similarity is not None:
         ordered = tuple(replace(row, flags=view.similarity.flags(row.student)) for row in ordered)
     seconds = round(time.monotonic() - started, 3)
@@ -202,6 +142,78 @@ def grade_batch(
         canvas=view.canvas,
         students=len(flagged),
     )
+
+
+def _check_class(chapter: Chapter, names: Sequence[str]) -> None:
+    """Raise ``GraderError`` for a class this kit cannot grade: a name no gradebook can hold,
+    a student edition with no model answer, a folder named as the kit's own file."""
+    for name in names:
+        checked_name(name, "a student of the class")
+    if chapter.similarity is not None and not chapter.model_tests.is_file():
+        raise GraderError(
+            f"this kit has no model answer ({chapter.model_tests.name}): it is the student "
+            "edition; grade a class with the staff edition (the kit's repository)"
+        )
+    taken = sorted(KIT_FILES & set(names)) if chapter.similarity else []
+    if taken:
+        raise GraderError(
+            f"a submission folder is named {taken[0]!r}, the name similarity.csv gives the "
+            "kit's own file: rename the folder"
+        )
+
+
+def _grade_all(
+    chapter: Chapter,
+    submissions: Sequence[tuple[Path, str]],
+    out: Path,
+    limits: Limits,
+    jobs: int,
+    progress: BatchProgress | None,
+    text_report: TextReport | None,
+    gradebook_rows: tuple[dict[str, list[str]], list[str]],
+    draw: Callable[[WorkerPool, CopyFinder | None], ClassView],
+) -> tuple[dict[str, BatchRow], ClassView]:
+    """Grade each (folder, name) of ``submissions`` on one warm pool, ``jobs`` at a time,
+    rewriting the gradebook (``gradebook_rows``: its rows, and their order) after each; then
+    draw the class. On Ctrl-C, every row finished is kept before the workers stop."""
+    merged, order = gradebook_rows
+    gradebook = out / GRADEBOOK
+    rows: dict[str, BatchRow] = {}
+    copies = CopyFinder(chapter, limits) if chapter.similarity is not None else None
+    with (
+        WorkerPool(minimum=limits.isolation) as pool,
+        ThreadPoolExecutor(max(1, jobs)) as threads,
+        ThreadPoolExecutor(1) as beside,
+    ):
+        futures = {
+            threads.submit(_grade_one, chapter, folder, name, out, limits, pool, text_report): name
+            for folder, name in submissions
+        }
+
+        def record(future: Future[tuple[BatchRow, CheckReport | None, Kept]]) -> None:
+            row, report, kept = future.result()
+            rows[futures[future]] = row
+            merged[text_cell(row.student)] = row_cells(row)
+            write_gradebook(gradebook, (merged[k] for k in order if k in merged))
+            if copies is not None:  # while the workers grade the others
+                copies.add(row.student, *kept, report, (pool, beside))
+
+        try:
+            for done, future in enumerate(as_completed(futures), start=1):
+                record(future)
+                if progress is not None:
+                    progress(futures[future], done, len(futures))
+            view = draw(pool, copies)
+        except BaseException:  # Ctrl-C: stop the workers so the running checks end at once
+            threads.shutdown(wait=False, cancel_futures=True)
+            beside.shutdown(wait=False, cancel_futures=True)
+            pool.close()
+            for future, name in futures.items():  # keep every row finished, whatever the order
+                finished = future.done() and not future.cancelled()
+                if name not in rows and finished and future.exception() is None:
+                    record(future)
+            raise
+    return rows, view
 
 
 Kept = tuple[str | None, str | None]
@@ -234,10 +246,7 @@ def _grade_one(
         report = check(located, folder, limits, pool=pool)
         path = out / REPORTS / f"{name}.json"
         kept = _keep_files(out / SUBMISSIONS / name, report, folder)
-        write_atomically(path, report_to_json(report, chapter))
-        write_atomically(path.with_suffix(".html"), student_page(chapter, report))
-        if text_report is not None:
-            write_atomically(path.with_suffix(".txt"), text_report(chapter, report))
+        write_student_report(chapter, report, path, text_report)
         return row_of(chapter, name, report, path.relative_to(out).as_posix()), report, kept
     except DependencyProblem as missing:  # nothing to run the student's code with: a fail
         total = len(chapter.course_tests)
@@ -266,9 +275,7 @@ def _keep_files(copy: Path, report: CheckReport, folder: Path) -> Kept:
     student's own copy of each needed module too), so that the class can be compared,
     replayed and regraded from ``out`` alone (an earlier copy is replaced whole: a file left
     from it could make two candidates)."""
-    if copy.is_dir():
-        shutil.rmtree(copy)
-    copy.mkdir(parents=True)
+    kept: dict[str, str] = {}
     texts: list[str | None] = []
     for label in ("implementation", "tests"):
         relative = report.files.get(label)
@@ -279,12 +286,13 @@ def _keep_files(copy: Path, report: CheckReport, folder: Path) -> Kept:
             except SubmissionProblem:
                 text = None
         if text is not None and relative is not None:
-            write_atomically(copy / relative, text)
+            kept[relative] = text
         texts.append(text)
     for use in report.dependencies:  # the student's own copy of a needed module, for a replay
         if use.used == "submission" and use.file is not None:
             with contextlib.suppress(SubmissionProblem):
-                write_atomically(copy / use.file, read_text_inside(folder, folder / use.file))
+                kept[use.file] = read_text_inside(folder, folder / use.file)
+    replace_folder(copy, kept)
     return texts[0], texts[1]
 
 

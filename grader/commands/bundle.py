@@ -19,7 +19,6 @@ import stat
 import tomllib
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -28,6 +27,7 @@ from packaging.utils import canonicalize_name
 from grader import DISTRIBUTION
 from grader.catalog import kit_root
 from grader.errors import GraderError
+from grader.results.kit import Bundle
 
 SCRIPTS = ("setup.sh", "run_autograder")
 GRADESCOPE = Path("deploy") / "gradescope"
@@ -39,13 +39,6 @@ NEVER_BUNDLED = frozenset({"__pycache__", "kit"})
 """Folders left out besides hidden ones: caches, and the content a wheel build adds."""
 EXECUTABLE = 0o755
 CONSTRAINTS_HEADER = "# the kit's dependencies as installed where this bundle was built\n"
-
-
-@dataclass(frozen=True)
-class Bundle:
-    path: Path
-    files: tuple[str, ...]
-    constraints: tuple[str, ...]
 
 
 def build_bundle(output: Path, root: Path | None = None) -> Bundle:

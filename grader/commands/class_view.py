@@ -14,12 +14,10 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, Limits, run_mutants
-from grader.commands.gradebook import (
+from grader.gradebook import (
     CLASS_JSON,
     CLASS_PAGE,
     GRADEBOOK,
@@ -34,13 +32,17 @@ from grader.commands.gradebook import (
     with_cell,
     write_gradebook,
 )
+from grader.jobs import Limits
+from grader.mutation import run_mutants
 from grader.output.canvas import canvas_csv, roster_check_csv
 from grader.output.check_json import report_from_dict
 from grader.output.class_report import class_data, class_html, class_json
 from grader.output.files import write_atomically
 from grader.output.similarity import SIMILARITY_PAGE, similarity_csv, similarity_html
 from grader.patching import mutant_sources
-from grader.roster import RosterEntry, RosterMatch, match_roster
+from grader.results.batch import ClassView
+from grader.results.check import CheckReport
+from grader.roster import RosterEntry, match_roster
 from grader.sandbox.host.pool import WorkerPool
 from grader.similarity import (
     COURSE_TESTS,
@@ -54,14 +56,6 @@ from grader.similarity import (
 )
 
 PoolFactory = Callable[[], WorkerPool]
-
-
-@dataclass(frozen=True)
-class ClassView:
-    similarity: Similarity | None
-    similarity_seconds: float
-    roster: RosterMatch | None
-    canvas: Path | None
 
 
 class CopyFinder:

@@ -6,9 +6,9 @@ import difflib
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.commands.check import course_tests_job
 from grader.dependencies import resolve
 from grader.errors import EXIT_FAIL, GraderError
+from grader.jobs import course_tests_job
 from grader.sandbox.host.pool import WorkerPool
 from grader.submission import read_submission
 

@@ -15,15 +15,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.commands.gradebook import checked_name
 from grader.errors import GraderError
+from grader.gradebook import checked_name
 from grader.locate import RefusedSubmission, locate
 from grader.provenance import REFUSED, submission_digest
+from grader.results.batch import Entry, Manifest
 from grader.submission import read_submission
 
 MANIFEST_VERSION = 1
@@ -31,22 +31,6 @@ DEFAULT_SECONDS = 60.0
 """The expected time of a submission no earlier run measured (only ratios matter)."""
 REFUSED_SECONDS = 1.0
 """A submission refused before grading costs next to nothing."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One submission of the class."""
-
-    student: str
-    folder: Path
-    digest: str
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Manifest:
-    chapter: str
-    entries: tuple[Entry, ...]
 
 
 def graded_files(chapter: Chapter, folder: Path) -> dict[str, str | None]:

@@ -14,16 +14,14 @@ Then the class view is drawn over the merged class (``class_view``).
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.commands.check import Limits
-from grader.commands.class_view import ClassView, rebuild_class
-from grader.commands.gradebook import (
+from grader.commands.class_view import rebuild_class
+from grader.errors import GraderError
+from grader.gradebook import (
     COLUMNS,
     CONFLICTS,
     DERIVED_COLUMNS,
@@ -39,33 +37,13 @@ from grader.commands.gradebook import (
     with_cell,
     write_gradebook,
 )
-from grader.errors import GraderError
+from grader.jobs import Limits
 from grader.output.check_json import stable_part
-from grader.output.files import write_atomically
+from grader.output.files import copy_files, remove_folder, replace_folder, write_atomically
 from grader.provenance import text_digest
+from grader.results.batch import Conflict, MergeResult
 from grader.roster import RosterEntry
 from grader.sandbox.host.pool import WorkerPool
-
-
-@dataclass(frozen=True)
-class Conflict:
-    student: str
-    copy: str
-    """Where the disagreeing copy is kept, relative to ``out``."""
-    differs: tuple[str, ...]
-    """What differs: report keys and gradebook columns."""
-
-
-@dataclass(frozen=True)
-class MergeResult:
-    out: Path
-    added: tuple[str, ...]
-    replaced: tuple[str, ...]
-    unchanged: int
-    conflicts: tuple[Conflict, ...]
-    students: int
-    view: ClassView
-    backup: Path | None
 
 
 def merge_outputs(
@@ -81,11 +59,7 @@ def merge_outputs(
     limits = limits or Limits()
     rows = read_gradebook(out / GRADEBOOK)
     before = dict(rows)
-    added: list[str] = []
-    replaced: list[str] = []
-    conflicts: list[Conflict] = []
-    unchanged = 0
-    pending: list[tuple[Path, str]] = []
+    tally = _Tally(rows)
     for shard in shards:
         if shard.resolve() == out.resolve():
             continue
@@ -93,34 +67,19 @@ def merge_outputs(
         if not theirs and not (shard / GRADEBOOK).is_file():
             raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
         for key, cells in theirs.items():
-            student = checked_name(untext(key), str(shard / GRADEBOOK))
-            if key not in rows:
-                rows[key] = with_cell(cells, "conflict", "")
-                added.append(student)
-                pending.append((shard, student))
-                continue
-            mine = rows[key]
-            same_key = cell(mine, "key") == cell(cells, "key")
-            if same_key or cell(mine, "graded_at") == cell(cells, "graded_at"):
-                differs = _differences(out, mine, shard, cells)
-                if not differs and same_key:
-                    unchanged += 1
-                    continue
-                found = _keep_conflict(out, shard, cells, differs or ("key",))
-                conflicts.append(found)
-                rows[key] = with_cell(mine, "conflict", _conflict_cell(mine, found.copy))
-            elif cell(cells, "graded_at") > cell(mine, "graded_at"):
-                rows[key] = with_cell(cells, "conflict", "")
-                replaced.append(student)
-                pending.append((shard, student))
-            else:
-                unchanged += 1
+            tally.take(out, shard, key, cells)
+    added, replaced, conflicts, unchanged = (
+        tally.added,
+        tally.replaced,
+        tally.conflicts,
+        tally.unchanged,
+    )
     new = sorted((key for key in rows if key not in before), key=untext)
     rows = {key: rows[key] for key in [*before, *new]}  # new students by name, as a manifest
     backup = None
     if replaced:
         backup = back_up(out, replaced, bool(before))
-    for shard, student in pending:
+    for shard, student in tally.pending:
         _copy_student(shard, out, student)
     if rows != before or not (out / GRADEBOOK).is_file():
         write_gradebook(out / GRADEBOOK, rows.values())
@@ -143,6 +102,45 @@ def merge_outputs(
         view,
         backup,
     )
+
+
+class _Tally:
+    """The merge so far: the rows as they stand, and what each shard's row did to them."""
+
+    def __init__(self, rows: dict[str, list[str]]) -> None:
+        self.rows = rows
+        self.added: list[str] = []
+        self.replaced: list[str] = []
+        self.conflicts: list[Conflict] = []
+        self.unchanged = 0
+        self.pending: list[tuple[Path, str]] = []
+        """The students whose reports and files are to be copied from a shard."""
+
+    def take(self, out: Path, shard: Path, key: str, cells: list[str]) -> None:
+        """One row of ``shard``: new, newer, the same, or a conflict kept beside."""
+        rows = self.rows
+        student = checked_name(untext(key), str(shard / GRADEBOOK))
+        if key not in rows:
+            rows[key] = with_cell(cells, "conflict", "")
+            self.added.append(student)
+            self.pending.append((shard, student))
+            return
+        mine = rows[key]
+        same_key = cell(mine, "key") == cell(cells, "key")
+        if same_key or cell(mine, "graded_at") == cell(cells, "graded_at"):
+            differs = _differences(out, mine, shard, cells)
+            if not differs and same_key:
+                self.unchanged += 1
+                return
+            found = _keep_conflict(out, shard, cells, differs or ("key",))
+            self.conflicts.append(found)
+            rows[key] = with_cell(mine, "conflict", _conflict_cell(mine, found.copy))
+        elif cell(cells, "graded_at") > cell(mine, "graded_at"):
+            rows[key] = with_cell(cells, "conflict", "")
+            self.replaced.append(student)
+            self.pending.append((shard, student))
+        else:
+            self.unchanged += 1
 
 
 def _report_data(folder: Path, cells: Sequence[str]) -> dict[str, Any] | None:
@@ -199,18 +197,14 @@ def _conflict_cell(cells: Sequence[str], copy: str) -> str:
 
 def _copy_student(shard: Path, out: Path, student: str) -> None:
     """The student's reports and graded files from ``shard`` into ``out``, in place of any."""
-    for source, target in zip(
-        report_files(shard, student), report_files(out, student), strict=True
-    ):
-        if source.is_file():
-            write_atomically(target, source.read_text(encoding="utf-8"))
-        elif target.is_file():
-            target.unlink()
+    copy_files(zip(report_files(shard, student), report_files(out, student), strict=True))
     copy, kept = shard / SUBMISSIONS / student, out / SUBMISSIONS / student
-    if kept.is_dir():
-        shutil.rmtree(kept)
     if copy.is_dir():
-        kept.mkdir(parents=True)
-        for path in sorted(copy.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                write_atomically(kept / path.relative_to(copy), path.read_text(encoding="utf-8"))
+        texts = {
+            path.relative_to(copy).as_posix(): path.read_text(encoding="utf-8")
+            for path in sorted(copy.rglob("*"))
+            if path.is_file() and not path.is_symlink()
+        }
+        replace_folder(kept, texts)
+    else:
+        remove_folder(kept)

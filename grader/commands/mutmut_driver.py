@@ -19,13 +19,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from grader.errors import EXIT_FAIL, GraderError
+from grader.results.status import AuditStatus
 from grader.sandbox.host.mutmut_run import run_mutmut_cli
 from grader.sandbox.host.result import failure_line
 
-AuditStatus = Literal["killed", "timeout", "crashed", "survived", "no tests", "error"]
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(phase, done, total)``; ``total`` is 0 while a phase has no count."""
 

@@ -22,30 +22,19 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from grader.catalog import CHAPTERS, kit_root, load_chapter
 from grader.commands.bundle import CONSTRAINTS_HEADER, kit_files, pinned_dependencies
 from grader.errors import GraderError
+from grader.results.kit import Edition, Release
 
-Edition = Literal["student", "staff"]
 STUDENT_LABEL = "student"
 """The local version label of the student edition: ``0.1.0+student``."""
 WHEEL_KIT = "grader/kit/"
 """Where the wheel keeps the kit's content (``pyproject.toml``'s force-include)."""
 CONSTRAINTS = "constraints.txt"
 _VERSION_LINE = re.compile(r'^version = "([^"+]+)"$', re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Release:
-    edition: Edition
-    wheel: Path
-    constraints: Path
-    left_out: tuple[str, ...]
-    """Kit files (paths from its root) the edition does not carry."""
 
 
 def staff_only_patterns(root: Path) -> tuple[str, ...]:

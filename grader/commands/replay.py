@@ -16,13 +16,13 @@ import dataclasses
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.commands.check import Limits, check, limits_from_settings
-from grader.commands.gradebook import (
+from grader.commands.check import check
+from grader.errors import GraderError
+from grader.gradebook import (
     GRADEBOOK,
     SUBMISSIONS,
     cell,
@@ -30,41 +30,13 @@ from grader.commands.gradebook import (
     read_gradebook,
     untext,
 )
-from grader.errors import GraderError
+from grader.jobs import Limits, limits_from_settings
 from grader.locate import RefusedSubmission, locate
 from grader.output.check_json import SCHEMA_VERSION, report_to_dict, stable_part
 from grader.provenance import key_from_dict
+from grader.results.replay import Change, Regrade, Replay
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.pool import WorkerPool
-
-
-@dataclass(frozen=True)
-class Change:
-    """One thing that differs between the report kept and the grading now."""
-
-    what: str
-    """``verdict``, ``grade``, ``course test NAME``, ``mutant ID``, or another report key."""
-    before: str
-    after: str
-
-
-@dataclass(frozen=True)
-class Replay:
-    student: str
-    changes: tuple[Change, ...]
-    key_changes: tuple[str, ...]
-    """The parts of the key that differ (``chapter``, ``code``, ``isolation``...)."""
-    problem: str = ""
-    """Why the student could not be graded again (nothing else is then said)."""
-
-    @property
-    def identical(self) -> bool:
-        return not self.changes and not self.problem
-
-    def same(self, what: str) -> bool:
-        """Whether nothing of ``what`` changed: ``verdict``, ``grade`` or ``kills``."""
-        prefix = "mutant " if what == "kills" else what
-        return not any(change.what.startswith(prefix) for change in self.changes)
 
 
 def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> tuple[Change, ...]:
@@ -188,19 +160,6 @@ def replay_report(chapter: Chapter, path: Path, submission: Path | None = None) 
         except RefusedSubmission as refused:
             return Replay(student, (), (), refused.message)
     return Replay(student, changes, keys)
-
-
-@dataclass(frozen=True)
-class Regrade:
-    out: Path
-    students: tuple[Replay, ...]
-    skipped: tuple[tuple[str, str], ...]
-    """Students not graded again, each with why (no report: refused before grading)."""
-    seconds: float
-
-    @property
-    def changed(self) -> tuple[Replay, ...]:
-        return tuple(s for s in self.students if not s.identical)
 
 
 def regrade_class(

@@ -6,39 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from grader.catalog import Chapter
-from grader.commands.check import run_problem, student_tests_job
 from grader.dependencies import resolve
 from grader.explain import failure_reason, missing_reason, swallowing_handler
+from grader.jobs import student_tests_job
+from grader.results.kit import Stage, TddResult
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, status_phrase
-from grader.sandbox.protocol import TestStatus
 from grader.static_check import check_test_source, function_name
 from grader.submission import read_submission
+from grader.validation import run_problem
 
-Stage = Literal["red", "green"]
 TIME_LIMIT = 60.0
 """Seconds each run of the student's tests may take in ``tdd``."""
-
-
-@dataclass(frozen=True)
-class TddResult:
-    """Each test's outcome in one stage, and whether the stage is reached."""
-
-    stage: Stage
-    outcomes: dict[str, TestStatus]
-    problems: tuple[str, ...]
-    durations: dict[str, float] = field(default_factory=dict, compare=False)
-    """Seconds per test on the reference (red) or on the student's code (green)."""
-    time_limit: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 def run_tdd(

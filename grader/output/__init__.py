@@ -3,8 +3,8 @@
 ``summary`` (GitHub's job summary) and ``audit``, with ``files`` writing
 reports atomically and ``wording`` holding the sentences they share.
 
-An output builds text or data from a result; from ``grader.commands`` it
-imports result types and constants only, never a function that runs anything.
+An output builds text or data from a result (``grader.results``); it imports
+no command, so a format never depends on how its result was made.
 The JSON Schemas the reports are held to live in ``schemas/``, the vendored
 report viewer in ``vendor/``.
 """

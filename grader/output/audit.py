@@ -13,9 +13,9 @@ import json
 import re
 from typing import Any
 
-from grader.commands.audit import SCHEMA_VERSION, AuditReport, GeneratedMutant
-from grader.commands.mutmut_driver import AuditStatus
 from grader.output.mutation_report import mutation_report_json, report_envelope, shared_start
+from grader.results.audit import AuditReport, GeneratedMutant
+from grader.results.status import AuditStatus
 
 
 def audit_to_dict(report: AuditReport) -> dict[str, Any]:
@@ -65,6 +65,9 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
         "timings": dict(report.timings),
     }
 
+
+SCHEMA_VERSION = 1
+"""The version of the audit's JSON report."""
 
 STATUS_ORDER: tuple[AuditStatus, ...] = (
     "killed",

@@ -19,19 +19,20 @@ from typing import Any
 
 from grader import __version__
 from grader.catalog import Chapter
-from grader.commands.check import (
+from grader.grade import Grade, grade
+from grader.output.wording import grade_breakdown
+from grader.provenance import key_from_dict
+from grader.results.check import (
     CheckReport,
     CourseTestsResult,
     MutantResult,
     MutationResult,
     StudentTestsResult,
 )
-from grader.grade import grade
-from grader.output.wording import grade_breakdown
-from grader.provenance import key_from_dict
 from grader.sandbox.confine import what_runs_get
 from grader.similarity import KnownSource
 from grader.witness import Witness, chapter_witnesses, shows, witness_view
+from grader.worth import worth_of_tests
 
 SCHEMA_VERSION = 3
 UNSTABLE_KEYS = ("timings", "graded_at")
@@ -43,9 +44,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
     """The report as plain data, in the documented key order; ``chapter`` gives the grade."""
     course = report.course_tests
     student = report.student_tests
-    mutation = report.mutation
     points = grade(chapter, report)
-    witnesses = chapter_witnesses(chapter)
     return {
         "schema_version": SCHEMA_VERSION,
         "chapter": report.chapter,
@@ -53,15 +52,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         "verdict": report.verdict,
         "isolation": report.isolation,
         "confinement": what_runs_get(report.isolation),
-        "grade": {
-            "points": points.points,
-            "scale": points.scale,
-            "course_tests": points.course_points,
-            "course_tests_max": points.course_max,
-            "mutation": points.mutation_points,
-            "mutation_max": points.mutation_max,
-            "explanation": grade_breakdown(chapter, report),
-        },
+        "grade": _grade(chapter, report, points),
         "files": {
             "implementation": report.files.get("implementation"),
             "tests": report.files.get("tests"),
@@ -87,46 +78,71 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
             "missing_reasons": list(student.missing_reasons),
             "on_yours": list(student.on_yours),
         },
-        "mutation": None
-        if mutation is None
-        else {
-            "score": mutation.score,
-            "threshold": mutation.threshold,
-            "killed": mutation.killed,
-            "total": mutation.total,
-            "required": list(mutation.required),
-            "missed_required": list(mutation.missed_required),
-            "passed": mutation.passed,
-            "mutants": {m.id: _mutant(chapter, m, witnesses) for m in mutation.mutants},
-            "worth": {
-                w.name: {"kills": list(w.kills), "covered_by": list(w.covered_by)}
-                for w in mutation.worth(student.tests)
-            },
-        },
+        "mutation": _mutation(chapter, report),
         "known_sources": [
             {"source": k.source, "score": k.score, "flagged": k.flagged}
             for k in report.known_sources
         ],
-        "provenance": None
-        if report.key is None
-        else {
-            "key": report.key.digest,
-            **report.key.as_dict(),
-            # beside the settings that grade, the tier the report shows survivors at (a
-            # rendering choice, outside the key): a replay shows them the same way
-            "run_settings": {
-                **report.settings,
-                "witness_tier": chapter.witness_tier,
-                "mutant_titles": chapter.show_mutant_titles,
-            },
-            "folder": report.submission,
-        },
+        "provenance": _provenance(chapter, report),
         "timings": {
             **report.timings,
             "per_test": test_seconds(report),
             "reused": list(report.reused),
         },
         "graded_at": report.graded_at,
+    }
+
+
+def _grade(chapter: Chapter, report: CheckReport, points: Grade) -> dict[str, Any]:
+    """The grade's entry: the points of each part and how they were reached."""
+    return {
+        "points": points.points,
+        "scale": points.scale,
+        "course_tests": points.course_points,
+        "course_tests_max": points.course_max,
+        "mutation": points.mutation_points,
+        "mutation_max": points.mutation_max,
+        "explanation": grade_breakdown(chapter, report),
+    }
+
+
+def _mutation(chapter: Chapter, report: CheckReport) -> dict[str, Any] | None:
+    """The mutant phase's entry; ``None`` when no mutant ran."""
+    mutation = report.mutation
+    if mutation is None:
+        return None
+    witnesses = chapter_witnesses(chapter)
+    return {
+        "score": mutation.score,
+        "threshold": mutation.threshold,
+        "killed": mutation.killed,
+        "total": mutation.total,
+        "required": list(mutation.required),
+        "missed_required": list(mutation.missed_required),
+        "passed": mutation.passed,
+        "mutants": {m.id: _mutant(chapter, m, witnesses) for m in mutation.mutants},
+        "worth": {
+            w.name: {"kills": list(w.kills), "covered_by": list(w.covered_by)}
+            for w in worth_of_tests(mutation, report.student_tests.tests)
+        },
+    }
+
+
+def _provenance(chapter: Chapter, report: CheckReport) -> dict[str, Any] | None:
+    """What decided the report, and the settings a replay runs with; ``None`` without a key."""
+    if report.key is None:
+        return None
+    return {
+        "key": report.key.digest,
+        **report.key.as_dict(),
+        # beside the settings that grade, the tier the report shows survivors at (a
+        # rendering choice, outside the key): a replay shows them the same way
+        "run_settings": {
+            **report.settings,
+            "witness_tier": chapter.witness_tier,
+            "mutant_titles": chapter.show_mutant_titles,
+        },
+        "folder": report.submission,
     }
 
 

@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport
 from grader.output.similarity import SIMILARITY_PAGE, group_anchor
+from grader.results.check import CheckReport, MutationResult
+from grader.results.status import is_kill
 from grader.similarity import Similarity, clusters
 
 BINS = 10
@@ -88,12 +89,35 @@ def class_data(
     student, in gradebook order (a student the grader could not grade has no report)."""
     graded = {name: r for name, r in reports.items() if r is not None}
     measured = {name: r.mutation for name, r in graded.items() if r.mutation is not None}
+    mutants = _mutant_rates(chapter, measured)
+    course = _course_rates(chapter, graded)
+    invalid = _invalid_reasons(graded)
+    flags, groups = _copies(similarity)
+    return {
+        "chapter": chapter.id,
+        "students": len(reports),
+        "graded": len(graded),
+        "passed": sum(r.verdict == "pass" for r in graded.values()),
+        "valid_tests": len(measured),
+        "grades": {
+            "scale": chapter.grade_scale,
+            **_summary(list(grades.values()), chapter.grade_scale),
+        },
+        "mutation_scores": _summary([m.score for m in measured.values()], 1.0),
+        "mutants": mutants,
+        "course_tests": course,
+        "invalid_reasons": invalid,
+        "flags": flags,
+        "groups": groups,
+    }
+
+
+def _mutant_rates(chapter: Chapter, measured: Mapping[str, MutationResult]) -> list[dict[str, Any]]:
+    """Each mutant: how many of the students whose tests ran killed it, and who did not."""
     mutants = []
     for mutant in chapter.mutants:
         killers = [
-            name
-            for name, mutation in measured.items()
-            if mutation.status(mutant.id) in ("killed", "timeout")
+            name for name, mutation in measured.items() if is_kill(mutation.status(mutant.id))
         ]
         mutants.append(
             {
@@ -106,11 +130,21 @@ def class_data(
                 "survived_in": [name for name in measured if name not in killers],
             }
         )
+    return mutants
+
+
+def _course_rates(chapter: Chapter, graded: Mapping[str, CheckReport]) -> list[dict[str, Any]]:
+    """Each course test: how many graded students' code passes it."""
     course = []
     for test in chapter.course_tests:
         passed = [n for n, r in graded.items() if r.course_tests.results.get(test.name) == "passed"]
         rate = round(len(passed) / len(graded), 4) if graded else None
         course.append({"name": test.name, "passed": len(passed), "of": len(graded), "rate": rate})
+    return course
+
+
+def _invalid_reasons(graded: Mapping[str, CheckReport]) -> list[dict[str, Any]]:
+    """Why test files were not valid, each reason with its students, the commonest first."""
     reasons: dict[str, list[str]] = {}
     for name, report in graded.items():
         student = report.student_tests
@@ -121,10 +155,14 @@ def class_data(
             found += [f"missing required test {missing}" for missing in student.missing]
         for reason in dict.fromkeys(found):
             reasons.setdefault(reason, []).append(name)
-    invalid = [
+    return [
         {"reason": reason, "students": names}
         for reason, names in sorted(reasons.items(), key=lambda item: (-len(item[1]), item[0]))
     ]
+
+
+def _copies(similarity: Similarity | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The flagged pairs, and the groups of students they join."""
     flags = [
         {
             "kind": pair.kind,
@@ -150,23 +188,7 @@ def class_data(
         }
         for number, group in enumerate(clusters(similarity.pairs if similarity else ()), start=1)
     ]
-    return {
-        "chapter": chapter.id,
-        "students": len(reports),
-        "graded": len(graded),
-        "passed": sum(r.verdict == "pass" for r in graded.values()),
-        "valid_tests": len(measured),
-        "grades": {
-            "scale": chapter.grade_scale,
-            **_summary(list(grades.values()), chapter.grade_scale),
-        },
-        "mutation_scores": _summary([m.score for m in measured.values()], 1.0),
-        "mutants": mutants,
-        "course_tests": course,
-        "invalid_reasons": invalid,
-        "flags": flags,
-        "groups": groups,
-    }
+    return flags, groups
 
 
 def class_json(data: Mapping[str, Any]) -> str:
@@ -257,33 +279,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def class_html(data: Mapping[str, Any]) -> str:
-    """The page of ``class_data``'s figures."""
-    chapter = html.escape(str(data["chapter"]))
-    grades, scores = data["grades"], data["mutation_scores"]
+def _figure(summary: Mapping[str, Any]) -> str:
+    """A summary's mean and median, in words."""
+    if summary["mean"] is None:
+        return "none"
+    mean, median = summary["mean"], summary["median"]
+    return f"mean {mean:.2f}, median {median:.2f} ({summary['count']})"
 
-    def figure(summary: Mapping[str, Any]) -> str:
-        if summary["mean"] is None:
-            return "none"
-        mean, median = summary["mean"], summary["median"]
-        return f"mean {mean:.2f}, median {median:.2f} ({summary['count']})"
 
-    mutant_rows = [
-        (
-            f"{m['id']}{' (required)' if m['required'] else ''}",
-            m["fraction"],
-            m["fraction"] in (0.0, 1.0),
-        )
-        for m in data["mutants"]
-    ]
-    course_rows = [(c["name"], c["rate"], False) for c in data["course_tests"]]
-    reasons = _table(
-        ("reason", "students", "who"),
-        [
-            (r["reason"], len(r["students"]), ", ".join(r["students"]))
-            for r in data["invalid_reasons"]
-        ],
-    )
+def _copies_html(data: Mapping[str, Any]) -> str:
+    """The groups of copies, each linked to the similarity page, and the flagged pairs."""
     flags = _table(
         ("kind", "a", "b", "text score", "behaviour score"),
         [
@@ -305,6 +310,30 @@ def class_html(data: Mapping[str, Any]) -> str:
         for g in data["groups"]
     )
     groups = f"<p>Groups of copies, each on {SIMILARITY_PAGE}:</p><ol>{group_list}</ol>"
+    return groups + flags
+
+
+def class_html(data: Mapping[str, Any]) -> str:
+    """The page of ``class_data``'s figures."""
+    chapter = html.escape(str(data["chapter"]))
+    grades, scores = data["grades"], data["mutation_scores"]
+
+    mutant_rows = [
+        (
+            f"{m['id']}{' (required)' if m['required'] else ''}",
+            m["fraction"],
+            m["fraction"] in (0.0, 1.0),
+        )
+        for m in data["mutants"]
+    ]
+    course_rows = [(c["name"], c["rate"], False) for c in data["course_tests"]]
+    reasons = _table(
+        ("reason", "students", "who"),
+        [
+            (r["reason"], len(r["students"]), ", ".join(r["students"]))
+            for r in data["invalid_reasons"]
+        ],
+    )
     titles = _table(
         ("mutant", "killed", "the planted bug", "survived in"),
         [
@@ -318,9 +347,9 @@ def class_html(data: Mapping[str, Any]) -> str:
         f"<h1>{chapter}: the class</h1>"
         f"<p>{data['students']} submissions, {data['graded']} graded, {data['passed']} passed; "
         f"{data['valid_tests']} with valid tests.</p>"
-        f"<h2>Grades</h2><p>{figure(grades)}, out of {grades['scale']:g}</p>"
+        f"<h2>Grades</h2><p>{_figure(grades)}, out of {grades['scale']:g}</p>"
         + _column_chart("Grades", grades["histogram"], f"grade (out of {grades['scale']:g})")
-        + f"<h2>Mutation scores</h2><p>{figure(scores)} (valid tests only)</p>"
+        + f"<h2>Mutation scores</h2><p>{_figure(scores)} (valid tests only)</p>"
         + _column_chart("Mutation scores", scores["histogram"], "mutation score")
         + "<h2>Planted mutants: share of the class that killed each</h2>"
         "<p class='note'>Orange: killed by everybody (it teaches nothing) or by nobody (it may be "
@@ -332,7 +361,7 @@ def class_html(data: Mapping[str, Any]) -> str:
         + "<h2>Why student tests were not valid</h2>"
         + (reasons if data["invalid_reasons"] else "<p>Every graded test file was valid.</p>")
         + "<h2>Flagged similarity</h2>"
-        + (groups + flags if data["flags"] else "<p>No pair is flagged.</p>")
+        + (_copies_html(data) if data["flags"] else "<p>No pair is flagged.</p>")
         + "<p class='note'>similarity.csv lists every pair above the floor; similarity.html "
         "shows each flagged pair side by side. Flags change no grade.</p>"
         "</body></html>\n"

@@ -15,9 +15,9 @@ import json
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport
 from grader.grade import grade
 from grader.output.wording import student_tests_outcome, verdict_sentence
+from grader.results.check import CheckReport
 
 
 def classroom_result(chapter: Chapter, report: CheckReport) -> dict[str, Any]:

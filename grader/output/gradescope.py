@@ -18,7 +18,6 @@ import json
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport
 from grader.grade import Grade, course_test_points, grade
 from grader.output.wording import (
     NOT_MEASURED,
@@ -32,6 +31,7 @@ from grader.output.wording import (
     unmodified_notes,
     verdict_sentence,
 )
+from grader.results.check import CheckReport
 from grader.witness import chapter_witnesses
 
 VISIBLE = "visible"
@@ -44,22 +44,8 @@ STAFF_ENTRY = "For staff: the test file against the kit's own tests"
 def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
     """The results as plain data, in Gradescope's key names."""
     points = grade(chapter, report)
-    worth = course_test_points(chapter)
     shown = chapter.gradescope
-    course = report.course_tests
-    tests: list[dict[str, Any]] = []
-    for name, status in course.results.items():
-        passed = status == "passed"
-        entry: dict[str, Any] = {
-            "name": f"Course test {name}",
-            "score": worth.get(name, 0.0) if passed else 0.0,
-            "max_score": worth.get(name, 0.0),
-            "status": "passed" if passed else "failed",
-            "visibility": shown.of("course_tests", name),
-        }
-        if not passed:
-            entry["output"] = _course_test_output(chapter, report, name)
-        tests.append(entry)
+    tests = _course_test_entries(chapter, report)
     tests.append(
         {
             "name": f"Your tests ({chapter.student_tests}) are valid",
@@ -78,6 +64,35 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
             "visibility": shown.mutation_score,
         }
     )
+    tests += _mutant_entries(chapter, report)
+    if report.known_sources:
+        tests.append(_known_sources_entry(report))
+    results = _results(points.points, _summary(chapter, report, points), tests, shown.overall)
+    results["execution_time"] = round(report.timings.get("total", 0.0))
+    return results
+
+
+def _course_test_entries(chapter: Chapter, report: CheckReport) -> list[dict[str, Any]]:
+    """One entry per course test, scored by its points."""
+    worth = course_test_points(chapter)
+    tests: list[dict[str, Any]] = []
+    for name, status in report.course_tests.results.items():
+        passed = status == "passed"
+        entry: dict[str, Any] = {
+            "name": f"Course test {name}",
+            "score": worth.get(name, 0.0) if passed else 0.0,
+            "max_score": worth.get(name, 0.0),
+            "status": "passed" if passed else "failed",
+            "visibility": chapter.gradescope.of("course_tests", name),
+        }
+        if not passed:
+            entry["output"] = _course_test_output(chapter, report, name)
+        tests.append(entry)
+    return tests
+
+
+def _mutant_entries(chapter: Chapter, report: CheckReport) -> list[dict[str, Any]]:
+    """One entry per planted mutant: passed when detected; all failed when none ran."""
     witnesses = chapter_witnesses(chapter)
     if report.mutation is None:
         rows = [(m.id, mutant_name(chapter, m), "failed", NOT_MEASURED) for m in chapter.mutants]
@@ -91,20 +106,15 @@ def gradescope_results(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
             )
             for m in report.mutation.mutants
         ]
-    for mutant_id, name, mutant_status, output in rows:
-        tests.append(
-            {
-                "name": f"Planted mutant {name}",
-                "status": mutant_status,
-                "output": output,
-                "visibility": shown.of("mutants", mutant_id),
-            }
-        )
-    if report.known_sources:
-        tests.append(_known_sources_entry(report))
-    results = _results(points.points, _summary(chapter, report, points), tests, shown.overall)
-    results["execution_time"] = round(report.timings.get("total", 0.0))
-    return results
+    return [
+        {
+            "name": f"Planted mutant {name}",
+            "status": mutant_status,
+            "output": output,
+            "visibility": chapter.gradescope.of("mutants", mutant_id),
+        }
+        for mutant_id, name, mutant_status, output in rows
+    ]
 
 
 def _known_sources_entry(report: CheckReport) -> dict[str, Any]:

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport
 from grader.output.wording import (
     NOT_MEASURED,
     survivor_details,
     unmodified_notes,
     verdict_sentence,
 )
+from grader.results.check import CheckReport
 from grader.witness import chapter_witnesses
 
 VIEWER = Path(__file__).with_name("vendor") / "mutation-test-elements.js"

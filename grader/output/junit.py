@@ -16,7 +16,6 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport
 from grader.output.wording import (
     NOT_MEASURED,
     course_test_outcome,
@@ -24,6 +23,7 @@ from grader.output.wording import (
     mutant_outcome,
     student_tests_outcome,
 )
+from grader.results.check import CheckReport
 from grader.sandbox.host.result import failure_line
 from grader.witness import chapter_witnesses
 

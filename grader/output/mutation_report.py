@@ -25,9 +25,10 @@ from typing import Any, Literal
 
 from grader import DISTRIBUTION, __version__
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, MutantStatus
 from grader.output.wording import NOT_MEASURED, survivor_details
 from grader.patching import mutant_sources
+from grader.results.check import CheckReport
+from grader.results.status import MutantStatus
 from grader.witness import chapter_witnesses
 
 SCHEMA_VERSION = "2"

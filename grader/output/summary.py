@@ -13,15 +13,13 @@ own Markdown does.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
-from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.commands.check import CheckReport, MutantResult, MutantStatus
 from grader.grade import grade
 from grader.output.wording import NOT_MEASURED, unmodified_notes
+from grader.results.check import CheckReport, MutantResult
+from grader.results.status import MutantStatus
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 
@@ -90,23 +88,6 @@ def _survivor(chapter: Chapter, mutant: MutantResult) -> str:
     flag = " (**required**: no pass while it survives)" if mutant.id in chapter.required else ""
     title = _cell(mutant.title) if chapter.show_mutant_titles else "(hidden)"
     return f"{mutant.id}{flag} | {title}"
-
-
-def append_step_summary(
-    chapter: Chapter, report: CheckReport, environ: Mapping[str, str] = os.environ
-) -> Path | None:
-    """Append the summary to ``$GITHUB_STEP_SUMMARY`` when it is set (on GitHub Actions).
-
-    Appending, not replacing, is the convention: other steps' summaries stay.
-    Returns the file written, or ``None`` off GitHub Actions.
-    """
-    target = environ.get(SUMMARY_VARIABLE)
-    if not target:
-        return None
-    path = Path(target)
-    with path.open("a", encoding="utf-8") as stream:
-        stream.write(report_to_markdown(chapter, report))
-    return path
 
 
 def _required_status(mutant_id: str, status: MutantStatus) -> str:

@@ -16,15 +16,6 @@ from rich.text import Text
 
 from grader.catalog import EXTRA_TESTS, Chapter, Dependency, step_line
 from grader.chapter_text import without_markers
-from grader.commands.audit import AuditReport, GeneratedMutant
-from grader.commands.batch import BatchResult
-from grader.commands.bundle import Bundle
-from grader.commands.check import CheckReport, MutationResult
-from grader.commands.manifest import Manifest
-from grader.commands.merge import MergeResult
-from grader.commands.release import Release
-from grader.commands.replay import Regrade, Replay
-from grader.commands.tdd import TddResult
 from grader.output.audit import STATUS_ORDER
 from grader.output.failures import FailureGroup, group_failures
 from grader.output.wording import (
@@ -34,12 +25,18 @@ from grader.output.wording import (
     unmodified_notes,
     verdict_sentence,
 )
+from grader.results.audit import AuditReport, GeneratedMutant
+from grader.results.batch import BatchResult, Manifest, MergeResult
+from grader.results.check import CheckReport, MutationResult
+from grader.results.kit import Bundle, Release, TddResult
+from grader.results.replay import Regrade, Replay
 from grader.roster import RosterMatch
 from grader.similarity import Similarity
 from grader.static_rules import Rule
 from grader.submission import StartResult
 from grader.timing import cost_sentence, duration, runs_per_check, slow_tests, slowest
 from grader.witness import chapter_witnesses, shows
+from grader.worth import worth_of_tests
 
 STATUS_STYLE = {
     "passed": "green",
@@ -200,21 +197,7 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
         _whole(console, Text(required.name, style="bold"))
         _fields(console, [("pins", required.checks)])
     _indented(console, 0, "", f"{EXTRA_TESTS[0].upper()}{EXTRA_TESTS[1:]}.")
-    console.print(
-        Text.assemble(
-            "\n",
-            (f"The planted mutants ({len(chapter.mutants)})", "bold underline"),
-            ": your tests are graded by how many they catch",
-        )
-    )
-    for mutant in chapter.mutants:
-        flag = " (required)" if mutant.id in chapter.required else ""
-        if not chapter.show_mutant_titles:
-            console.print(Text.assemble((mutant.id, "bold"), flag))
-            continue
-        _indented(console, 0, f"{mutant.id}{flag}: ", mutant.title, label_style="bold")
-        symptom = [("symptom", mutant.symptom)] if shows(chapter, "symptom") else []
-        _fields(console, symptom, mutant.caught_by)
+    _render_mutant_catalog(console, chapter)
     console.print(
         f"\nPass: every course test passes, your tests are valid, they kill at least "
         f"{chapter.threshold:.0%} of the mutants, and they kill {', '.join(chapter.required)}."
@@ -231,6 +214,25 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
     order = ", then ".join(step_line(chapter, step) for step in chapter.workflow)
     _indented(console, 0, "", f"In order: {order}.")
     console.print("The whole chapter, with the interface and a worked example: grader chapter")
+
+
+def _render_mutant_catalog(console: Console, chapter: Chapter) -> None:
+    """The planted mutants, each with its title, symptom and catchers where they are shown."""
+    console.print(
+        Text.assemble(
+            "\n",
+            (f"The planted mutants ({len(chapter.mutants)})", "bold underline"),
+            ": your tests are graded by how many they catch",
+        )
+    )
+    for mutant in chapter.mutants:
+        flag = " (required)" if mutant.id in chapter.required else ""
+        if not chapter.show_mutant_titles:
+            console.print(Text.assemble((mutant.id, "bold"), flag))
+            continue
+        _indented(console, 0, f"{mutant.id}{flag}: ", mutant.title, label_style="bold")
+        symptom = [("symptom", mutant.symptom)] if shows(chapter, "symptom") else []
+        _fields(console, symptom, mutant.caught_by)
 
 
 def _render_tiers(console: Console, chapter: Chapter) -> None:
@@ -460,7 +462,7 @@ def _render_worth(console: Console, report: CheckReport) -> None:
     """Each of the student's tests with the mutants it kills; the ones that add nothing named."""
     if report.mutation is None:
         return
-    worth = report.mutation.worth(report.student_tests.tests)
+    worth = worth_of_tests(report.mutation, report.student_tests.tests)
     rows = []
     for test in worth:
         note = Text("")

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import PurePath
 
 from grader.catalog import Chapter, Mutant
-from grader.commands.check import CheckReport, Limits, MutantResult
 from grader.grade import course_test_points, grade, mutation_credit
+from grader.jobs import Limits
+from grader.results.check import CheckReport, MutantResult
 from grader.submission import LOCAL_HINTS
 from grader.witness import Witness, shows
 

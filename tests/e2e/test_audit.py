@@ -20,18 +20,14 @@ import pytest
 
 from grader import cli
 from grader.catalog import Chapter, load_chapter
-from grader.commands.audit import (
-    AuditReport,
-    EquivalentMutant,
-    GeneratedMutant,
-    equivalents_path,
-    load_equivalents,
-    mark_equivalents,
-    run_audit,
-)
+from grader.cli import handlers
+from grader.commands.audit import equivalents_path, load_equivalents, mark_equivalents, run_audit
 from grader.commands.mutmut_driver import change_of, function_key, source_functions, status_of
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, GraderError
 from grader.output.audit import audit_mutation_report, audit_to_dict
+from grader.results.audit import AuditReport, EquivalentMutant, GeneratedMutant
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
 KIT = Path(__file__).resolve().parents[2]
@@ -308,7 +304,7 @@ def test_the_command_writes_json_and_a_valid_mutation_report(
         return course_audit
 
     monkeypatch.setattr(cli, "load_chapter", lambda chapter_id: fixture_chapter)
-    monkeypatch.setattr(cli, "run_audit", fake_audit)
+    monkeypatch.setattr(handlers, "run_audit", fake_audit)
     out, mutation = tmp_path / "audit.json", tmp_path / "mutation.json"
     argv = ["audit", "--course", "--json", str(out), "--mutation-report", str(mutation)]
     assert cli.main([*argv, "--function", "clamp", "--jobs", "1"]) == EXIT_FAIL
@@ -335,7 +331,7 @@ def test_a_submission_audit_is_information_and_never_fails(
 ) -> None:
     report = AuditReport(**{**course_audit.__dict__, "suite": "submission"})
     monkeypatch.setattr(cli, "load_chapter", lambda chapter_id: fixture_chapter)
-    monkeypatch.setattr(cli, "run_audit", lambda *args, **options: report)
+    monkeypatch.setattr(handlers, "run_audit", lambda *args, **options: report)
     assert cli.main(["audit", "--submission", "somewhere"]) == EXIT_PASS
     shown = capsys.readouterr().out
     assert "return max(0, n)  ->  return max(1, n)" in shown and "@@" not in shown

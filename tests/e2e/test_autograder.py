@@ -46,6 +46,8 @@ from grader.errors import EXIT_PASS, GraderError
 from grader.submission import start_submission
 from grader.witness import Budget, read_witnesses
 
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
+
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[2]
 WORKFLOW = KIT / "deploy" / "github" / "grade.yml"
@@ -88,7 +90,7 @@ def test_the_bundle_holds_the_scripts_the_kit_and_pins(bundle: Path) -> None:
         constraints = archive.read("constraints.txt").decode()
     for script in ("setup.sh", "run_autograder"):
         assert stat.S_IMODE(entries[script].external_attr >> 16) == 0o755, script
-    for needed in ("kit/pyproject.toml", "kit/grader/cli.py", "kit/chapter/catalog.toml"):
+    for needed in ("kit/pyproject.toml", "kit/grader/cli/__init__.py", "kit/chapter/catalog.toml"):
         assert needed in entries
     assert "kit/grader/output/vendor/mutation-test-elements.js" in entries
     wheel = tomllib.loads((KIT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]

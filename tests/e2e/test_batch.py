@@ -25,12 +25,16 @@ import grader.commands.batch
 import grader.commands.check
 from grader.catalog import load_chapter
 from grader.commands.batch import COLUMNS, grade_batch, gradebook_csv, row_of
-from grader.commands.check import CheckReport, CourseTestsResult, Limits, StudentTestsResult
 from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
+from grader.jobs import Limits
 from grader.locate import MAX_DEPTH, AmbiguousSubmission, OnlyKitFiles, locate
 from grader.output.check_json import SCHEMA_PATH
+from grader.results.batch import BatchRow
+from grader.results.check import CheckReport, CourseTestsResult, StudentTestsResult
 from grader.sandbox.confine import isolation_level
 from grader.submission import start_submission
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 CHAPTER = load_chapter()
 KILL_THE_PARENT = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
@@ -213,12 +217,10 @@ def test_an_interrupted_regrade_loses_no_row(
 
     def grade_one(
         chapter: Any, folder: Path, name: str, *rest: Any
-    ) -> tuple[grader.commands.batch.BatchRow, None, tuple[None, None]]:
+    ) -> tuple[BatchRow, None, tuple[None, None]]:
         if name == "zed":
             raise KeyboardInterrupt
-        row = grader.commands.batch.BatchRow(
-            name, "fail", 1.5, 0, 11, None, None, None, (), "x", ""
-        )
+        row = BatchRow(name, "fail", 1.5, 0, 11, None, None, None, (), "x", "")
         return row, None, (None, None)
 
     monkeypatch.setattr(grader.commands.batch, "_grade_one", grade_one)

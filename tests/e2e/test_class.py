@@ -42,6 +42,8 @@ from grader.similarity import (
     tokens,
 )
 
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
+
 CHAPTER = load_chapter()
 
 

@@ -282,6 +282,7 @@ def model_answer(folder: Path) -> None:
     shutil.copyfile(CHAPTER.model_tests, folder / CHAPTER.student_tests)
 
 
+@pytest.mark.slow
 def test_tdd_on_the_skeleton(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -314,6 +315,7 @@ def test_tdd_on_the_skeleton(
     assert "tdd green: not yet: every test passes is the goal." in lines_of(out)
 
 
+@pytest.mark.slow
 def test_tdd_with_the_model_answer(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """With the model answer's tests, red holds (they fail on the stub) and, with the
     reference radix.py, green holds (they all pass)."""
@@ -340,6 +342,7 @@ def test_tdd_with_the_model_answer(capsys: pytest.CaptureFixture[str], tmp_path:
 # grader diff
 
 
+@pytest.mark.slow
 def test_diff_refuses_before_the_course_tests_pass(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -353,6 +356,7 @@ def test_diff_refuses_before_the_course_tests_pass(
     assert CHAPTER.course_tests[0].name in err
 
 
+@pytest.mark.slow
 def test_diff_shows_a_unified_diff(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """A correct radix.py that differs from the reference (the wheat w01) gets a unified diff
     from the student's file to the reference, and of that file alone (built on the kit's map,
@@ -377,6 +381,7 @@ def test_diff_shows_a_unified_diff(capsys: pytest.CaptureFixture[str], tmp_path:
 # grader check
 
 
+@pytest.mark.slow
 def test_check_accepts_the_chapter_id(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """``grader check ds.07`` grades; a folder that does not exist is a fail (exit 1) that
     says what to do, reported in the JSON too, not an error."""
@@ -394,6 +399,7 @@ def without_timings(data: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key not in ("timings", "graded_at")}
 
 
+@pytest.mark.slow
 def test_check_is_deterministic(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """The same submission graded three times (at once) gives the same JSON but for
     ``timings``: course-test failures with hypothesis's steps, problems and mutant results."""
@@ -423,6 +429,7 @@ def test_check_is_deterministic(capsys: pytest.CaptureFixture[str], tmp_path: Pa
 # A fresh stub, submitted unchanged
 
 
+@pytest.mark.slow
 def test_an_unchanged_stub_is_named_first_and_its_failures_shown_once(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,6 +24,8 @@ import pytest
 import yaml
 from test_autograder import actionlint
 
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
+
 KIT = Path(__file__).resolve().parents[2]
 KUBERNETES = KIT / "deploy" / "kubernetes"
 WORKFLOW = KIT / "deploy" / "github" / "grade-class.yml"

@@ -35,21 +35,26 @@ import pytest
 from conftest import ReusedRuns, make_submission
 
 import grader.cli
+import grader.cli.handlers
 from grader.catalog import load_chapter
-from grader.commands.check import CheckReport, Limits, check, kills_needed
+from grader.commands.check import check
 from grader.errors import EXIT_PASS, GraderError
 from grader.grade import grade
-from grader.output.files import ReportFiles, with_mutant_titles, write_reports
+from grader.jobs import Limits
+from grader.output.files import ReportFiles, append_step_summary, with_mutant_titles, write_reports
 from grader.output.gradescope import STAFF_ENTRY, gradescope_results
 from grader.output.html import mutation_report_html, summary_header
 from grader.output.junit import report_to_junit
 from grader.output.mutation_report import change_between, mutation_report
-from grader.output.summary import append_step_summary, report_to_markdown
+from grader.output.summary import report_to_markdown
 from grader.patching import mutant_sources
+from grader.results.check import CheckReport, kills_needed
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[2]
-SCHEMAS = Path(grader.cli.__file__).resolve().parent / "output" / "schemas"
+SCHEMAS = Path(grader.__file__).resolve().parent / "output" / "schemas"
 LIMITS = Limits(course_tests=120.0, student_tests=120.0)
 """The command line's default limits, so the library's runs and the command's are the same."""
 EXAMPLES = (
@@ -91,7 +96,9 @@ def written(tmp_path_factory: pytest.TempPathFactory, reused_runs: ReusedRuns) -
     summary = root / "summary.md"
     summary.write_text("an earlier step's summary\n", encoding="utf-8")
     reports: list[CheckReport] = []
-    real_check = check  # what grader.cli imported from grader.commands.check, patched below
+    real_check = (
+        check  # what grader.cli.handlers imported from grader.commands.check, patched below
+    )
 
     def recording_check(*args: Any, **kwargs: Any) -> CheckReport:
         reports.append(real_check(*args, **kwargs))
@@ -102,7 +109,7 @@ def written(tmp_path_factory: pytest.TempPathFactory, reused_runs: ReusedRuns) -
         arguments += [option, str(path)]
     with pytest.MonkeyPatch.context() as monkeypatch:
         reused_runs.install(monkeypatch)
-        monkeypatch.setattr(grader.cli, "check", recording_check)
+        monkeypatch.setattr(grader.cli.handlers, "check", recording_check)
         monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
         code = grader.cli.main(arguments)
     return Written(code, reports[0], files, summary.read_text(encoding="utf-8"))

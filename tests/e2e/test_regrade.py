@@ -17,16 +17,10 @@ import pytest
 
 from grader.catalog import load_chapter
 from grader.commands import check as check_module
-from grader.commands.check import (
-    CoursePhase,
-    MutantResult,
-    MutationResult,
-    StudentTestsResult,
-    ValidationPhase,
-    check,
-)
+from grader.commands.check import CoursePhase, ValidationPhase, check
 from grader.output.check_json import report_to_dict
 from grader.regrade import ResultCache, content_key, from_data, kit_fingerprint
+from grader.results.check import MutantResult, MutationResult, StudentTestsResult
 
 CHAPTER = load_chapter()
 KIT = kit_fingerprint(CHAPTER)
@@ -75,6 +69,7 @@ def test_a_key_changes_with_every_input_that_decides_it() -> None:
     assert base not in others and len(others) == 4
 
 
+@pytest.mark.slow
 def test_a_reused_result_is_the_recomputed_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

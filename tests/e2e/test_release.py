@@ -30,6 +30,8 @@ from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
 from grader.patching import mutant_sources
 from grader.timing import runs_per_check
 
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
+
 CHAPTER = load_chapter()
 MODEL_ANSWER = CHAPTER.model_tests.relative_to(kit_root()).as_posix()
 

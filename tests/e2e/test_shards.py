@@ -28,12 +28,15 @@ from conftest import ReusedRuns, make_submission
 import grader.cli
 from grader.catalog import load_chapter
 from grader.commands.batch import student_names
-from grader.commands.gradebook import COLUMNS, UNSTABLE_COLUMNS
-from grader.commands.manifest import Entry, Manifest, parse_shard, shard
+from grader.commands.manifest import parse_shard, shard
 from grader.commands.merge import merge_outputs
 from grader.commands.replay import regrade_class
 from grader.errors import EXIT_FAIL, EXIT_PASS, GraderError
+from grader.gradebook import COLUMNS, UNSTABLE_COLUMNS
 from grader.output.check_json import stable_part
+from grader.results.batch import Entry, Manifest
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 CHAPTER = load_chapter()
 CLASS = {

@@ -76,6 +76,7 @@ def test_each_granule_is_its_own_case() -> None:
     assert ids == [f"{MODEL_BASED}[granule1]"]
 
 
+@pytest.mark.slow
 @pytest.mark.kit
 def test_every_rule_gets_a_fair_share_of_the_steps() -> None:
     """No rule of the model-based test is starved at either granule: match_prefix (5% of
@@ -98,6 +99,7 @@ def test_every_rule_gets_a_fair_share_of_the_steps() -> None:
         assert not starved, f"granule {granule}: rules starved of steps: {starved}"
 
 
+@pytest.mark.slow
 def test_the_course_tests_run_without_the_grader(tmp_path: Path) -> None:
     """The course tests are content: plain pytest runs them where ``grader`` cannot be imported.
 

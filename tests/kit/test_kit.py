@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import Chapter, Mutant, Wheat, load_chapter
-from grader.commands.check import course_test_jobs, course_tests_job, student_tests_job
+from grader.jobs import course_test_jobs, course_tests_job, student_tests_job
 from grader.patching import apply_patch, mutant_sources
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, merged_runs
 
-pytestmark = pytest.mark.kit
+pytestmark = [pytest.mark.kit, pytest.mark.slow]
 
 CHAPTER = load_chapter()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -121,6 +121,7 @@ def test_a_stale_witness_fails_the_check(tmp_path: Path) -> None:
     assert lines[-1] == "17 of 18 hold"
 
 
+@pytest.mark.slow
 def test_the_search_makes_the_stored_witness_again(tmp_path: Path) -> None:
     """Derandomized: searching again for one mutant writes the witness the kit holds."""
     kit = kit_copy(tmp_path)

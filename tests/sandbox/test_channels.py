@@ -24,9 +24,11 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import course_tests_job
+from grader.jobs import course_tests_job
 from grader.sandbox import procfs, protocol
 from grader.sandbox.host.pool import WorkerPool
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 CHAPTER = load_chapter("ds.07")
 COURSE_TESTS = [test.name for test in CHAPTER.course_tests]

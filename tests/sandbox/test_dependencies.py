@@ -21,13 +21,7 @@ import pytest
 import grader.cli
 from grader.autograder import run_autograder
 from grader.catalog import load_chapter
-from grader.commands.check import (
-    CheckReport,
-    Limits,
-    check,
-    course_tests_job,
-    limits_from_settings,
-)
+from grader.commands.check import check
 from grader.dependencies import (
     DependencyProblem,
     DependencyUse,
@@ -36,11 +30,15 @@ from grader.dependencies import (
     resolve,
 )
 from grader.errors import EXIT_FAIL
+from grader.jobs import Limits, course_tests_job, limits_from_settings
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
+from grader.results.check import CheckReport
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
 from grader.static_check import check_test_source
 from grader.submission import start_submission
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 CHAPTER = load_chapter()
 (NEED,) = CHAPTER.needs

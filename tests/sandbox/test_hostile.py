@@ -51,14 +51,16 @@ import pytest
 from markdown_it import MarkdownIt
 
 import grader.cli
-import grader.commands.check
+import grader.validation
 from grader.catalog import Chapter, load_chapter
-from grader.commands.check import CheckReport, Limits, check, student_tests_job
+from grader.commands.check import check
 from grader.dependencies import kit_sources
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
+from grader.jobs import Limits, student_tests_job
 from grader.output.check_json import SCHEMA_PATH, report_to_dict, report_to_json
 from grader.output.summary import report_to_markdown
 from grader.patching import mutant_sources
+from grader.results.check import CheckReport
 from grader.sandbox import confine
 from grader.sandbox.confine import LEVELS, MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES, IsolationLevel
 from grader.sandbox.host.client import LIVE_WORKERS
@@ -67,6 +69,8 @@ from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
 from grader.sandbox.procfs import descendants
 from grader.static_check import check_test_source
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 KIT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
@@ -157,7 +161,7 @@ def pool() -> Iterator[WorkerPool]:
 def without_static_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch layer 1 off: every test file passes the static check and runs."""
     monkeypatch.setattr(
-        grader.commands.check,
+        grader.validation,
         "check_test_source",
         lambda *arguments: ([], check_test_source(*arguments)[1]),
     )

@@ -24,11 +24,13 @@ from typing import Any
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import Limits, course_tests_job, mutant_limit, student_tests_job
+from grader.jobs import Limits, course_tests_job, mutant_limit, student_tests_job
 from grader.patching import apply_patch, mutant_sources
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 CHAPTER = load_chapter()
 PROBE = Path(__file__).resolve().parents[1] / "fixtures" / "presentation_probe.py"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import course_tests_job, student_tests_job
+from grader.jobs import course_tests_job, student_tests_job
 from grader.sandbox import protocol
 from grader.sandbox.host.pool import WorkerPool
 

@@ -10,13 +10,6 @@ from __future__ import annotations
 import pytest
 
 from grader.catalog import load_chapter
-from grader.commands.check import (
-    CheckReport,
-    CourseTestsResult,
-    MutantResult,
-    MutationResult,
-    StudentTestsResult,
-)
 from grader.explain import (
     failure_reason,
     missing_reason,
@@ -25,6 +18,13 @@ from grader.explain import (
 )
 from grader.output.failures import group_failures
 from grader.output.wording import grade_breakdown, too_slow
+from grader.results.check import (
+    CheckReport,
+    CourseTestsResult,
+    MutantResult,
+    MutationResult,
+    StudentTestsResult,
+)
 from grader.sandbox.confine import OUTPUT_LIMIT_BYTES
 from grader.sandbox.untrusted.proxy import ImplementationError
 from grader.timing import cost_sentence, runs_per_check, slow_tests

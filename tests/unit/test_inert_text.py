@@ -23,18 +23,18 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from grader.catalog import load_chapter
-from grader.commands.check import (
+from grader.output.gradescope import gradescope_results
+from grader.output.html import mutation_report_html, summary_header
+from grader.output.junit import report_to_junit
+from grader.output.mutation_report import mutation_report
+from grader.output.summary import report_to_markdown
+from grader.results.check import (
     CheckReport,
     CourseTestsResult,
     MutantResult,
     MutationResult,
     StudentTestsResult,
 )
-from grader.output.gradescope import gradescope_results
-from grader.output.html import mutation_report_html, summary_header
-from grader.output.junit import report_to_junit
-from grader.output.mutation_report import mutation_report
-from grader.output.summary import report_to_markdown
 
 CHAPTER = load_chapter()
 HOSTILE = (

@@ -15,15 +15,15 @@ import pytest
 from rich.console import Console
 
 from grader.catalog import load_chapter
-from grader.commands.check import (
+from grader.output.terminal import render_catalog, render_check, render_tdd
+from grader.results.check import (
     CheckReport,
     CourseTestsResult,
     MutantResult,
     MutationResult,
     StudentTestsResult,
 )
-from grader.commands.tdd import TddResult
-from grader.output.terminal import render_catalog, render_check, render_tdd
+from grader.results.kit import TddResult
 
 CHAPTER = load_chapter()
 LONG = "TestSplitsAndMatchesInsideEdges::test_match_splits_inside_an_edge_and_keeps_the_old_id"

@@ -57,6 +57,7 @@ def copies() -> dict[str, tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_the_class_flags_every_disguised_copy_and_no_honest_file() -> None:
     copied = copies()
     files = [ClassFile(name, "tests", text) for name, (text, _) in copied.items()]

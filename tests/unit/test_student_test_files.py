@@ -16,12 +16,15 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import Chapter, load_chapter
-from grader.commands.check import Limits, check
+from grader.commands.check import check
 from grader.dependencies import kit_sources
+from grader.jobs import Limits
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import MALFORMED, interpret
 from grader.static_check import check_test_source, function_name
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 CHAPTER = load_chapter()
 REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")

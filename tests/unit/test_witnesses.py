@@ -26,13 +26,6 @@ from rich.console import Console
 
 import grader.cli
 from grader.catalog import load_chapter
-from grader.commands.check import (
-    CheckReport,
-    CourseTestsResult,
-    MutantResult,
-    MutationResult,
-    StudentTestsResult,
-)
 from grader.errors import GraderError
 from grader.gradescope_history import read_metadata, submission_tier
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
@@ -42,7 +35,16 @@ from grader.output.junit import report_to_junit
 from grader.output.mutation_report import mutation_report
 from grader.output.terminal import render_catalog, render_check
 from grader.patching import mutant_sources
+from grader.results.check import (
+    CheckReport,
+    CourseTestsResult,
+    MutantResult,
+    MutationResult,
+    StudentTestsResult,
+)
 from grader.witness import TIERS, Budget, at_tier, for_context, lower, read_witnesses
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
 KIT = Path(__file__).resolve().parents[2]
 CHAPTER = load_chapter()

@@ -17,9 +17,10 @@ from conftest import ReusedRuns, add_dependencies
 
 import grader.cli
 from grader.catalog import load_chapter
-from grader.commands.check import MutantResult, MutationResult, StudentTestWorth
 from grader.errors import EXIT_FAIL
 from grader.output.check_json import SCHEMA_PATH
+from grader.results.check import MutantResult, MutationResult, StudentTestWorth
+from grader.worth import worth_of_tests
 
 CHAPTER = load_chapter()
 WORTH_TESTS = Path(__file__).resolve().parents[1] / "fixtures" / "worth" / CHAPTER.student_tests
@@ -28,6 +29,7 @@ REINSERT = "test_insert_hands_back_the_stored_part"
 IDLE = ("test_locks_pin_ancestors", "test_parent_becomes_evictable", "test_a_new_tree_is_empty")
 
 
+@pytest.mark.slow
 def test_each_test_is_shown_with_its_kills(
     tmp_path: Path,
     reused_runs: ReusedRuns,
@@ -73,7 +75,7 @@ def test_a_test_is_covered_only_by_one_that_kills_everything_it_kills() -> None:
         MutantResult("d", "", "survived", ()),
         MutantResult("e", "", "error", ()),
     )
-    worth = MutationResult(0.7, (), mutants).worth(["narrow", "broad", "other", "idle"])
+    worth = worth_of_tests(MutationResult(0.7, (), mutants), ["narrow", "broad", "other", "idle"])
     assert worth == (
         StudentTestWorth("narrow", ("a",), ("broad",)),
         StudentTestWorth("broad", ("a", "b"), ()),

@@ -1,313 +1,39 @@
-"""The ``grader`` command line: each subcommand parses, calls one library function, renders.
-
-Failures the user can act on arrive as ``GraderError`` and leave as one line
-on stderr with its exit code; ``--debug`` shows the traceback instead.
-"""
+"""``grader``'s argument parser: one ``_add_<command>`` per subcommand, each with its
+options and the handler it calls (``grader.cli.handlers``)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import signal
-import sys
-import threading
-import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typing import Protocol
 
 from grader import __version__
-from grader.catalog import CHAPTERS, DEFAULT_CHAPTER, Chapter, load_chapter
-from grader.chapter_text import read_chapter_text
-from grader.commands.audit import run_audit
-from grader.commands.batch import grade_batch, student_names
-from grader.commands.bundle import build_bundle
-from grader.commands.check import CheckReport, Limits, check
-from grader.commands.class_view import load_report
-from grader.commands.diff import diff_against_reference
-from grader.commands.gradebook import GRADEBOOK, read_gradebook, untext
-from grader.commands.manifest import (
-    Manifest,
-    build_manifest,
-    manifest_json,
-    parse_shard,
-    read_manifest,
-    shard,
-    stale_entries,
+from grader.catalog import CHAPTERS, DEFAULT_CHAPTER
+from grader.cli.handlers import (
+    Command,
+    cmd_audit,
+    cmd_batch,
+    cmd_chapter,
+    cmd_check,
+    cmd_diff,
+    cmd_gradescope_bundle,
+    cmd_manifest,
+    cmd_merge,
+    cmd_regrade,
+    cmd_release,
+    cmd_replay,
+    cmd_rules,
+    cmd_start,
+    cmd_tdd,
+    cmd_tests,
 )
-from grader.commands.merge import merge_outputs
-from grader.commands.release import build_release
-from grader.commands.replay import regrade_class, replay_report
 from grader.commands.tdd import TIME_LIMIT as TDD_TIME_LIMIT
-from grader.commands.tdd import run_tdd
-from grader.errors import (
-    EXIT_FAIL,
-    EXIT_INTERRUPTED,
-    EXIT_PASS,
-    EXIT_USAGE,
-    GraderError,
-    GraderStopped,
-)
-from grader.output.audit import audit_mutation_report_json, audit_to_json
-from grader.output.check_json import report_to_json
-from grader.output.files import ReportFiles, with_mutant_titles, write_atomically, write_reports
-from grader.output.summary import append_step_summary
-from grader.output.terminal import (
-    render_audit,
-    render_batch,
-    render_bundle,
-    render_catalog,
-    render_chapter,
-    render_check,
-    render_diff,
-    render_manifest,
-    render_merge,
-    render_regrade,
-    render_release,
-    render_replay,
-    render_rules,
-    render_start,
-    render_tdd,
-)
+from grader.jobs import Limits
 from grader.output.wording import limits_sentence
-from grader.regrade import ResultCache
-from grader.roster import read_roster
 from grader.sandbox.confine import ISOLATION_CHOICES
-from grader.static_rules import RULES
-from grader.submission import DEFAULT_FOLDER, start_submission
-from grader.witness import TIERS, for_context
-
-Command = Callable[[argparse.Namespace, Chapter, Console], int]
-
-
-def progress_bar() -> Progress:
-    """A progress bar on stderr, drawn only on a terminal and gone once done."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    )
-
-
-def cmd_start(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_start(console, chapter, start_submission(chapter, args.submission, force=args.force))
-    return EXIT_PASS
-
-
-def cmd_tests(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_catalog(console, for_context(chapter, "local"))
-    return EXIT_PASS
-
-
-def cmd_rules(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_rules(console, chapter, tuple(RULES.values()), args.examples)
-    return EXIT_PASS
-
-
-def cmd_chapter(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_chapter(console, read_chapter_text(chapter))
-    return EXIT_PASS
-
-
-def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    result = run_tdd(chapter, args.submission, args.stage, ref_deps=args.ref_deps)
-    render_tdd(console, chapter, result)
-    return EXIT_PASS if result.ok else EXIT_FAIL
-
-
-def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    diff = diff_against_reference(chapter, args.submission, ref_deps=args.ref_deps)
-    render_diff(console, chapter, diff)
-    return EXIT_PASS
-
-
-def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    chapter = with_mutant_titles(for_context(chapter, "local", args.witness), args.mutant_titles)
-    if args.witness and args.witness != chapter.witness_tier:
-        console.print(
-            f"note: --witness {args.witness} shows more than the catalog allows here; "
-            f"survivors are shown at {chapter.witness_tier}"
-        )
-    limits = Limits(
-        course_tests=args.time_limit,
-        student_tests=args.tests_time_limit or args.time_limit,
-        isolation=ISOLATION_CHOICES[args.isolation],
-        ref_deps=args.ref_deps,
-    )
-    progress = progress_bar()
-    with progress:
-        task = progress.add_task("starting", total=None)
-        report = check(
-            chapter,
-            args.submission,
-            limits,
-            progress=lambda phase, done, total: progress.update(
-                task, description=phase, completed=done, total=total or None
-            ),
-            cache=None if args.no_cache else ResultCache(),
-        )
-    render_check(console, chapter, report)
-    if args.json:
-        write_atomically(args.json, report_to_json(report, chapter))
-    files = ReportFiles(
-        args.gradescope, args.junit, args.mutation_report, args.html, args.classroom
-    )
-    write_reports(chapter, report, files)
-    append_step_summary(chapter, report)
-    return EXIT_PASS if report.verdict == "pass" else EXIT_FAIL
-
-
-def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    if args.submission is not None and ISOLATION_CHOICES[args.isolation] != "none":
-        raise GraderError(
-            "grader audit --submission runs the submission's tests under mutmut, outside the "
-            "sandbox, so it cannot confine them: it refuses any --isolation but best; audit "
-            "only tests you trust"
-        )
-    progress = progress_bar()
-    with progress:
-        task = progress.add_task("audit", total=None)
-        report = run_audit(
-            chapter,
-            None if args.course else args.submission,
-            functions=args.function,
-            jobs=args.jobs,
-            progress=lambda phase, done, total: progress.update(
-                task, description=phase, completed=done, total=total or None
-            ),
-        )
-    render_audit(console, report)
-    if args.json:
-        write_atomically(args.json, audit_to_json(report))
-    if args.mutation_report:
-        write_atomically(args.mutation_report, audit_mutation_report_json(report))
-    return EXIT_PASS if report.suite == "submission" or report.clean else EXIT_FAIL
-
-
-def text_report(chapter: Chapter, report: CheckReport) -> str:
-    """The report as ``grader check`` prints it, as plain text at 100 columns (batch writes it
-    beside each student's JSON)."""
-    console = Console(file=io.StringIO(), width=100, color_system=None, record=True)
-    render_check(console, chapter, report)
-    return console.export_text()
-
-
-def _batch_limits(args: argparse.Namespace) -> Limits:
-    return Limits(
-        course_tests=args.time_limit,
-        student_tests=args.time_limit,
-        isolation=ISOLATION_CHOICES[args.isolation],
-        ref_deps=getattr(args, "ref_deps", False),  # merge grades no student's code
-    )
-
-
-def _class_manifest(args: argparse.Namespace, chapter: Chapter) -> Manifest:
-    """The class batch grades: the manifest given, or one made of the folders given."""
-    if args.manifest is not None:
-        if args.folders:
-            raise GraderError("give the class as folders or as --manifest, not both")
-        return read_manifest(args.manifest, chapter)
-    if not args.folders:
-        raise GraderError("give the submission folders, or --manifest FILE")
-    return build_manifest(chapter, args.folders, student_names(args.folders))
-
-
-def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    limits = _batch_limits(args)
-    chapter = for_context(chapter, "staff")
-    if args.canvas is not None and args.roster is None:
-        raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
-    roster = read_roster(args.roster) if args.roster is not None else None
-    if args.shard is None and args.manifest is None:
-        if not args.folders:
-            raise GraderError("give the submission folders, or --manifest FILE")
-        folders, names = list(args.folders), student_names(args.folders)
-    else:
-        manifest = _class_manifest(args, chapter)
-        entries = shard(manifest, *parse_shard(args.shard)) if args.shard else manifest.entries
-        if args.manifest is not None:
-            stale = stale_entries(chapter, entries)
-            if stale:
-                raise GraderError(
-                    f"the manifest is stale: the files of {', '.join(stale)} changed since it "
-                    "was written; write it again with grader manifest"
-                )
-        folders, names = [e.folder for e in entries], [e.student for e in entries]
-    progress = progress_bar()
-    with progress:
-        task = progress.add_task("submissions", total=len(folders))
-        result = grade_batch(
-            chapter,
-            folders,
-            args.out,
-            limits,
-            args.jobs,
-            progress=lambda student, done, total: progress.update(
-                task, completed=done, description=f"graded {student}"
-            ),
-            roster=roster,
-            canvas=args.canvas,
-            assignment=args.canvas_assignment,
-            names=names,
-            text_report=text_report,
-        )
-    render_batch(console, result)
-    return EXIT_PASS
-
-
-def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    expected: dict[str, float] = {}
-    if args.previous is not None:  # each student's seconds last time, to balance the shards
-        for key, cells in read_gradebook(args.previous / GRADEBOOK).items():
-            report = load_report(args.previous, cells)
-            if report is not None and report.timings.get("total"):
-                expected[untext(key)] = report.timings["total"]
-    manifest = build_manifest(chapter, args.folders, student_names(args.folders), expected)
-    write_atomically(args.output, manifest_json(manifest, args.output.parent))
-    render_manifest(console, manifest, args.output)
-    return EXIT_PASS
-
-
-def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    if args.canvas is not None and args.roster is None:
-        raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
-    roster = read_roster(args.roster) if args.roster is not None else None
-    limits = _batch_limits(args)
-    result = merge_outputs(
-        chapter, args.out, args.shards, limits, roster, args.canvas, args.canvas_assignment
-    )
-    render_merge(console, result)
-    return EXIT_FAIL if result.conflicts else EXIT_PASS
-
-
-def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    replay = replay_report(chapter, args.report, args.submission)
-    render_replay(console, replay)
-    return EXIT_PASS if replay.identical and not replay.key_changes else EXIT_FAIL
-
-
-def cmd_regrade(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    regrade = regrade_class(chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation])
-    render_regrade(console, regrade)
-    return EXIT_FAIL if regrade.changed else EXIT_PASS
-
-
-def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_bundle(console, build_bundle(args.output))
-    return EXIT_PASS
-
-
-def cmd_release(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    render_release(console, build_release("staff" if args.staff else "student", args.output))
-    return EXIT_PASS
+from grader.submission import DEFAULT_FOLDER
+from grader.witness import TIERS
 
 
 def _seconds(text: str) -> float:
@@ -332,12 +58,15 @@ def _count(text: str) -> int:
     return count
 
 
-SubParsers = argparse._SubParsersAction  # the object ``add_subparsers`` returns
-"""argparse's type for the subcommand table (a private name, the one typeshed exports)."""
+class SubParsers(Protocol):
+    """What the parser's subcommand table (the object ``add_subparsers`` returns) does here:
+    add one subcommand's parser. A protocol, since argparse names that type privately."""
+
+    def add_parser(self, name: str, *, help: str, description: str) -> argparse.ArgumentParser: ...
 
 
 def _add_command(
-    subparsers: SubParsers[argparse.ArgumentParser], name: str, func: Command, help_text: str
+    subparsers: SubParsers, name: str, func: Command, help_text: str
 ) -> argparse.ArgumentParser:
     """A subcommand whose help line (in ``grader --help``) is also its description."""
     sub = subparsers.add_parser(name, help=help_text, description=help_text)
@@ -423,7 +152,7 @@ def _add_json_and_mutation_report(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_start(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_start(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "start",
@@ -439,7 +168,7 @@ def _add_start(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
 
 
-def _add_tests(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_tests(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "tests",
@@ -450,7 +179,7 @@ def _add_tests(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_submission(sub)
 
 
-def _add_rules(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_rules(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "rules",
@@ -465,7 +194,7 @@ def _add_rules(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
 
 
-def _add_chapter_text(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_chapter_text(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "chapter",
@@ -476,7 +205,7 @@ def _add_chapter_text(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_chapter(sub)
 
 
-def _add_tdd(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_tdd(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "tdd",
@@ -493,7 +222,7 @@ def _add_tdd(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_ref_deps(sub)
 
 
-def _add_check(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_check(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "check",
@@ -592,7 +321,7 @@ def _add_roster_and_canvas(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_batch(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "batch",
@@ -632,7 +361,7 @@ def _add_batch(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_roster_and_canvas(sub)
 
 
-def _add_manifest(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_manifest(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "manifest",
@@ -660,7 +389,7 @@ def _add_manifest(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
 
 
-def _add_merge(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_merge(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "merge",
@@ -677,7 +406,7 @@ def _add_merge(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_roster_and_canvas(sub)
 
 
-def _add_replay(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_replay(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "replay",
@@ -695,7 +424,7 @@ def _add_replay(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
 
 
-def _add_regrade(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_regrade(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "regrade",
@@ -709,7 +438,7 @@ def _add_regrade(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_isolation(sub)
 
 
-def _add_gradescope_bundle(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_gradescope_bundle(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "gradescope-bundle",
@@ -726,7 +455,7 @@ def _add_gradescope_bundle(subparsers: SubParsers[argparse.ArgumentParser]) -> N
     )
 
 
-def _add_release(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_release(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "release",
@@ -750,7 +479,7 @@ def _add_release(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     )
 
 
-def _add_diff(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_diff(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "diff",
@@ -762,7 +491,7 @@ def _add_diff(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
     _add_ref_deps(sub)
 
 
-def _add_audit(subparsers: SubParsers[argparse.ArgumentParser]) -> None:
+def _add_audit(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
         "audit",
@@ -821,31 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@contextlib.contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """While the block runs, SIGTERM and SIGHUP unwind the command as Ctrl-C does, so every
-    cleanup runs; a signal ignored before (``nohup``) stays ignored. The handlers in place
-    before come back afterwards."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
-    for number, handler in before.items():
-        if handler == signal.SIG_DFL:
-            signal.signal(number, _raise_stopped)
-    try:
-        yield
-    finally:
-        for number, handler in before.items():
-            if handler == signal.SIG_DFL:
-                signal.signal(number, handler)
-
-
-def _raise_stopped(signum: int, frame: FrameType | None) -> None:
-    raise GraderStopped(signum)
-
-
-def _stage_first(argv: list[str]) -> list[str]:
+def stage_first(argv: list[str]) -> list[str]:
     """Let ``grader tdd red ds.07`` (the stage first, as ``tox -e red -- ds.07`` writes it)
     mean ``grader tdd ds.07 red``."""
     if "tdd" in argv:
@@ -854,38 +559,3 @@ def _stage_first(argv: list[str]) -> list[str]:
         if stage_then_word and not argv[at + 1].startswith("-"):
             argv = [*argv[:at], argv[at + 1], argv[at], *argv[at + 2 :]]
     return argv
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(_stage_first(list(sys.argv[1:] if argv is None else argv)))
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-    console = Console()
-    try:
-        with stop_on_signals():
-            chapter = load_chapter(args.chapter if "chapter" in args else DEFAULT_CHAPTER)
-            code: int = args.func(args, chapter, console)
-        return code
-    except GraderError as error:
-        if args.debug:
-            traceback.print_exc()
-        print(f"grader: {error.message}", file=sys.stderr)
-        return error.exit_code
-    except GraderStopped as stopped:
-        name = signal.Signals(stopped.signum).name
-        print(f"grader: stopped by {name}; no files were left behind", file=sys.stderr)
-        return 128 + stopped.signum
-    except KeyboardInterrupt:
-        print("grader: interrupted; no files were left behind", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception:
-        if args.debug:
-            raise
-        print(
-            f"grader: internal error (a bug in the kit; rerun with --debug and report it): "
-            f"{traceback.format_exc().splitlines()[-1]}",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE

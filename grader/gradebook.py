@@ -19,12 +19,11 @@ import csv
 import io
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from grader.commands.check import Verdict
 from grader.errors import GraderError
-from grader.output.files import write_atomically
+from grader.output.files import copy_files, write_atomically
+from grader.results.batch import BatchRow
 
 GRADEBOOK = "gradebook.csv"
 REPORTS = "students"
@@ -59,31 +58,6 @@ UNSTABLE_COLUMNS = ("graded_at",)
 """Cells that differ between two gradings of the same inputs."""
 DERIVED_COLUMNS = ("flags", "conflict")
 """Cells drawn over the whole class (copy detection) or by a merge, not by the student's run."""
-
-
-@dataclass(frozen=True)
-class BatchRow:
-    """One student's line of the gradebook."""
-
-    student: str
-    verdict: Verdict
-    grade: float
-    course_tests_passed: int
-    course_tests_total: int
-    mutation_score: float | None
-    killed: int | None
-    mutants: int | None
-    survivors: tuple[str, ...]
-    problem: str
-    report: str
-    implementation_file: str = ""
-    """The files graded, relative to the student's folder (empty: none read)."""
-    tests_file: str = ""
-    flags: tuple[str, ...] = ()
-    """``kind~other`` for each flagged similarity pair (``tests~bob``): for staff to look at."""
-    graded_at: str = ""
-    key: str = ""
-    """The digest of what decided the row (``grader.provenance.ResultKey.digest``)."""
 
 
 def checked_name(name: str, where: str) -> str:
@@ -204,6 +178,6 @@ def back_up(out: Path, names: Sequence[str], has_gradebook: bool) -> Path | None
     folder, n = base, 1
     while folder.exists():
         folder, n = base.with_name(f"{base.name}-{n}"), n + 1
-    for path in [out / GRADEBOOK, *replaced] if has_gradebook else replaced:
-        write_atomically(folder / path.relative_to(out), path.read_text(encoding="utf-8"))
+    kept = [out / GRADEBOOK, *replaced] if has_gradebook else replaced
+    copy_files((path, folder / path.relative_to(out)) for path in kept)
     return folder

@@ -1,0 +1,282 @@
+"""The subcommands' handlers: each parses its arguments into a call of one library function
+(a command of ``grader.commands``), then renders the result and names the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from collections.abc import Callable
+
+from rich.console import Console
+
+from grader.catalog import Chapter
+from grader.chapter_text import read_chapter_text
+from grader.cli.progress import progress_bar
+from grader.commands.audit import run_audit
+from grader.commands.batch import grade_batch, student_names
+from grader.commands.bundle import build_bundle
+from grader.commands.check import check
+from grader.commands.class_view import load_report
+from grader.commands.diff import diff_against_reference
+from grader.commands.manifest import (
+    build_manifest,
+    manifest_json,
+    parse_shard,
+    read_manifest,
+    shard,
+    stale_entries,
+)
+from grader.commands.merge import merge_outputs
+from grader.commands.release import build_release
+from grader.commands.replay import regrade_class, replay_report
+from grader.commands.tdd import run_tdd
+from grader.errors import (
+    EXIT_FAIL,
+    EXIT_PASS,
+    GraderError,
+)
+from grader.gradebook import GRADEBOOK, read_gradebook, untext
+from grader.jobs import Limits
+from grader.output.files import ReportFiles, with_mutant_titles, write_atomically, write_reports
+from grader.output.terminal import (
+    render_audit,
+    render_batch,
+    render_bundle,
+    render_catalog,
+    render_chapter,
+    render_check,
+    render_diff,
+    render_manifest,
+    render_merge,
+    render_regrade,
+    render_release,
+    render_replay,
+    render_rules,
+    render_start,
+    render_tdd,
+)
+from grader.regrade import ResultCache
+from grader.results.batch import Manifest
+from grader.results.check import CheckReport
+from grader.roster import read_roster
+from grader.sandbox.confine import ISOLATION_CHOICES
+from grader.static_rules import RULES
+from grader.submission import start_submission
+from grader.witness import for_context
+
+Command = Callable[[argparse.Namespace, Chapter, Console], int]
+
+
+def cmd_start(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_start(console, chapter, start_submission(chapter, args.submission, force=args.force))
+    return EXIT_PASS
+
+
+def cmd_tests(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_catalog(console, for_context(chapter, "local"))
+    return EXIT_PASS
+
+
+def cmd_rules(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_rules(console, chapter, tuple(RULES.values()), args.examples)
+    return EXIT_PASS
+
+
+def cmd_chapter(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_chapter(console, read_chapter_text(chapter))
+    return EXIT_PASS
+
+
+def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    result = run_tdd(chapter, args.submission, args.stage, ref_deps=args.ref_deps)
+    render_tdd(console, chapter, result)
+    return EXIT_PASS if result.ok else EXIT_FAIL
+
+
+def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    diff = diff_against_reference(chapter, args.submission, ref_deps=args.ref_deps)
+    render_diff(console, chapter, diff)
+    return EXIT_PASS
+
+
+def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    chapter = with_mutant_titles(for_context(chapter, "local", args.witness), args.mutant_titles)
+    if args.witness and args.witness != chapter.witness_tier:
+        console.print(
+            f"note: --witness {args.witness} shows more than the catalog allows here; "
+            f"survivors are shown at {chapter.witness_tier}"
+        )
+    limits = Limits(
+        course_tests=args.time_limit,
+        student_tests=args.tests_time_limit or args.time_limit,
+        isolation=ISOLATION_CHOICES[args.isolation],
+        ref_deps=args.ref_deps,
+    )
+    progress = progress_bar()
+    with progress:
+        task = progress.add_task("starting", total=None)
+        report = check(
+            chapter,
+            args.submission,
+            limits,
+            progress=lambda phase, done, total: progress.update(
+                task, description=phase, completed=done, total=total or None
+            ),
+            cache=None if args.no_cache else ResultCache(),
+        )
+    render_check(console, chapter, report)
+    files = ReportFiles(
+        args.gradescope,
+        args.junit,
+        args.mutation_report,
+        args.html,
+        args.classroom,
+        json=args.json,
+        step_summary=True,
+    )
+    write_reports(chapter, report, files)
+    return EXIT_PASS if report.verdict == "pass" else EXIT_FAIL
+
+
+def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    if args.submission is not None and ISOLATION_CHOICES[args.isolation] != "none":
+        raise GraderError(
+            "grader audit --submission runs the submission's tests under mutmut, outside the "
+            "sandbox, so it cannot confine them: it refuses any --isolation but best; audit "
+            "only tests you trust"
+        )
+    progress = progress_bar()
+    with progress:
+        task = progress.add_task("audit", total=None)
+        report = run_audit(
+            chapter,
+            None if args.course else args.submission,
+            functions=args.function,
+            jobs=args.jobs,
+            progress=lambda phase, done, total: progress.update(
+                task, description=phase, completed=done, total=total or None
+            ),
+        )
+    render_audit(console, report)
+    write_reports(
+        chapter, report, ReportFiles(json=args.json, mutation_report=args.mutation_report)
+    )
+    return EXIT_PASS if report.suite == "submission" or report.clean else EXIT_FAIL
+
+
+def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    limits = _batch_limits(args)
+    chapter = for_context(chapter, "staff")
+    if args.canvas is not None and args.roster is None:
+        raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
+    roster = read_roster(args.roster) if args.roster is not None else None
+    if args.shard is None and args.manifest is None:
+        if not args.folders:
+            raise GraderError("give the submission folders, or --manifest FILE")
+        folders, names = list(args.folders), student_names(args.folders)
+    else:
+        manifest = _class_manifest(args, chapter)
+        entries = shard(manifest, *parse_shard(args.shard)) if args.shard else manifest.entries
+        if args.manifest is not None:
+            stale = stale_entries(chapter, entries)
+            if stale:
+                raise GraderError(
+                    f"the manifest is stale: the files of {', '.join(stale)} changed since it "
+                    "was written; write it again with grader manifest"
+                )
+        folders, names = [e.folder for e in entries], [e.student for e in entries]
+    progress = progress_bar()
+    with progress:
+        task = progress.add_task("submissions", total=len(folders))
+        result = grade_batch(
+            chapter,
+            folders,
+            args.out,
+            limits,
+            args.jobs,
+            progress=lambda student, done, total: progress.update(
+                task, completed=done, description=f"graded {student}"
+            ),
+            roster=roster,
+            canvas=args.canvas,
+            assignment=args.canvas_assignment,
+            names=names,
+            text_report=text_report,
+        )
+    render_batch(console, result)
+    return EXIT_PASS
+
+
+def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    expected: dict[str, float] = {}
+    if args.previous is not None:  # each student's seconds last time, to balance the shards
+        for key, cells in read_gradebook(args.previous / GRADEBOOK).items():
+            report = load_report(args.previous, cells)
+            if report is not None and report.timings.get("total"):
+                expected[untext(key)] = report.timings["total"]
+    manifest = build_manifest(chapter, args.folders, student_names(args.folders), expected)
+    write_atomically(args.output, manifest_json(manifest, args.output.parent))
+    render_manifest(console, manifest, args.output)
+    return EXIT_PASS
+
+
+def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    if args.canvas is not None and args.roster is None:
+        raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
+    roster = read_roster(args.roster) if args.roster is not None else None
+    limits = _batch_limits(args)
+    result = merge_outputs(
+        chapter, args.out, args.shards, limits, roster, args.canvas, args.canvas_assignment
+    )
+    render_merge(console, result)
+    return EXIT_FAIL if result.conflicts else EXIT_PASS
+
+
+def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    replay = replay_report(chapter, args.report, args.submission)
+    render_replay(console, replay)
+    return EXIT_PASS if replay.identical and not replay.key_changes else EXIT_FAIL
+
+
+def cmd_regrade(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    regrade = regrade_class(chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation])
+    render_regrade(console, regrade)
+    return EXIT_FAIL if regrade.changed else EXIT_PASS
+
+
+def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_bundle(console, build_bundle(args.output))
+    return EXIT_PASS
+
+
+def cmd_release(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    render_release(console, build_release("staff" if args.staff else "student", args.output))
+    return EXIT_PASS
+
+
+def text_report(chapter: Chapter, report: CheckReport) -> str:
+    """The report as ``grader check`` prints it, as plain text at 100 columns (batch writes it
+    beside each student's JSON)."""
+    console = Console(file=io.StringIO(), width=100, color_system=None, record=True)
+    render_check(console, chapter, report)
+    return console.export_text()
+
+
+def _batch_limits(args: argparse.Namespace) -> Limits:
+    return Limits(
+        course_tests=args.time_limit,
+        student_tests=args.time_limit,
+        isolation=ISOLATION_CHOICES[args.isolation],
+        ref_deps=getattr(args, "ref_deps", False),  # merge grades no student's code
+    )
+
+
+def _class_manifest(args: argparse.Namespace, chapter: Chapter) -> Manifest:
+    """The class batch grades: the manifest given, or one made of the folders given."""
+    if args.manifest is not None:
+        if args.folders:
+            raise GraderError("give the class as folders or as --manifest, not both")
+        return read_manifest(args.manifest, chapter)
+    if not args.folders:
+        raise GraderError("give the submission folders, or --manifest FILE")
+    return build_manifest(chapter, args.folders, student_names(args.folders))

@@ -1,0 +1,153 @@
+"""A class's results: a gradebook row, a batch, a merge of shards, a manifest, the class view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.results.status import Verdict
+from grader.roster import RosterMatch
+from grader.similarity import Similarity
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    """One student's line of the gradebook."""
+
+    student: str
+    """The student's name (their folder's)."""
+    verdict: Verdict
+    """The check's verdict."""
+    grade: float
+    """The points earned (``grader.grade``)."""
+    course_tests_passed: int
+    """How many course tests passed."""
+    course_tests_total: int
+    """How many course tests there are."""
+    mutation_score: float | None
+    """The share of mutants killed; ``None``: no mutant ran."""
+    killed: int | None
+    """How many mutants were killed; ``None``: no mutant ran."""
+    mutants: int | None
+    """How many mutants ran; ``None``: none did."""
+    survivors: tuple[str, ...]
+    """The ids of the mutants that survived."""
+    problem: str
+    """Why the submission could not be graded or failed, in one line (empty: none)."""
+    report: str
+    """The student's JSON report, relative to the class folder."""
+    implementation_file: str = ""
+    """The files graded, relative to the student's folder (empty: none read)."""
+    tests_file: str = ""
+    """The test file graded, relative to the student's folder (empty: none read)."""
+    flags: tuple[str, ...] = ()
+    """``kind~other`` for each flagged similarity pair (``tests~bob``): for staff to look at."""
+    graded_at: str = ""
+    """When the check ran (UTC, ISO 8601)."""
+    key: str = ""
+    """The digest of what decided the row (``grader.provenance.ResultKey.digest``)."""
+
+
+@dataclass(frozen=True)
+class ClassView:
+    """What is drawn over the whole class after a batch or a merge."""
+
+    similarity: Similarity | None
+    """The copies found in the whole class (``None``: the catalog asks for none)."""
+    similarity_seconds: float
+    """How long the comparison took."""
+    roster: RosterMatch | None
+    """Who the roster and the gradebook do not share (``None``: no roster given)."""
+    canvas: Path | None
+    """The Canvas gradebook file written (``None``: no roster given)."""
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What ``grader batch`` graded and wrote."""
+
+    rows: tuple[BatchRow, ...]
+    """The rows of the students graded this time."""
+    gradebook: Path
+    """The gradebook file."""
+    reports: Path
+    """The folder of the students' reports."""
+    seconds: float
+    """How long the batch took."""
+    kept: int = 0
+    """Rows of the existing gradebook left as they were (students not graded this time)."""
+    backup: Path | None = None
+    """Where the replaced gradebook and reports were saved, if anything was replaced."""
+    similarity: Similarity | None = None
+    """The copies found in the whole class (``None``: the catalog asks for none)."""
+    similarity_seconds: float = 0.0
+    """How long the comparison took."""
+    roster: RosterMatch | None = None
+    """Who the roster and the gradebook do not share (``None``: no roster given)."""
+    canvas: Path | None = None
+    """The Canvas gradebook file written (``None``: no roster given)."""
+    students: int = 0
+    """Rows of the gradebook after the batch: the class the class view covers."""
+
+    @property
+    def passed(self) -> int:
+        """How many of the students graded this time passed."""
+        return sum(row.verdict == "pass" for row in self.rows)
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A student graded in two shards with results that disagree."""
+
+    student: str
+    """The student's name."""
+    copy: str
+    """Where the disagreeing copy is kept, relative to ``out``."""
+    differs: tuple[str, ...]
+    """What differs: report keys and gradebook columns."""
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What ``grader merge`` did to the class folder."""
+
+    out: Path
+    """The class folder merged into."""
+    added: tuple[str, ...]
+    """Students new to the gradebook."""
+    replaced: tuple[str, ...]
+    """Students whose row a shard replaced."""
+    unchanged: int
+    """Rows that were already as the shards have them."""
+    conflicts: tuple[Conflict, ...]
+    """Students whose copies disagree."""
+    students: int
+    """Rows of the gradebook after the merge."""
+    view: ClassView
+    """The class drawn again over every row."""
+    backup: Path | None
+    """Where what the merge replaced was saved (``None``: nothing replaced)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One submission of the class."""
+
+    student: str
+    """The student's name."""
+    folder: Path
+    """The submission's folder."""
+    digest: str
+    """A digest of the files that decide its grade."""
+    seconds: float
+    """How long its grading is expected to take (only ratios matter)."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The class as ``grader manifest`` lists it, for sharding a batch."""
+
+    chapter: str
+    """The chapter's id."""
+    entries: tuple[Entry, ...]
+    """Every submission, in the order shards are cut from."""

@@ -1,0 +1,245 @@
+"""Phase 2 of a check: is the student's test file one whose kills can be trusted?
+
+It must follow the static rules and name the required tests, pass on the reference
+(twice: in another order and under another hash seed, to catch flaky tests) and on
+every wheat, and each required test must fail on the stub. The sentences that say
+why a run shows the file wrong live here too (``run_problem``), for ``tdd`` and the
+mutant phase alike.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+
+from grader.catalog import Chapter
+from grader.explain import (
+    failure_reason,
+    missing_reason,
+    output_too_large,
+    swallowing_handler,
+    too_much_output,
+)
+from grader.jobs import Limits, student_tests_job
+from grader.output.wording import too_slow
+from grader.patching import apply_patch
+from grader.results.check import StudentTestsResult
+from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Job
+from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.result import RunResult, status_phrase
+from grader.static_check import (
+    UNREAD,
+    check_test_source,
+    describe_overrides,
+    function_name,
+    overridden_settings,
+)
+from grader.submission import Submission
+
+
+def validate(
+    chapter: Chapter,
+    submission: Submission,
+    limits: Limits,
+    pool: WorkerPool,
+    threads: ThreadPoolExecutor,
+) -> StudentTestsResult:
+    """Phase 2: is the student's test file one whose kills can be trusted?"""
+    required = [test.name for test in chapter.required_tests]
+    if submission.tests is None:
+        problem = submission.tests_problem or "no test file"
+        return StudentTestsResult(False, (problem,), tuple(required), (), 0.0)
+    violations, tests = check_test_source(submission.tests, chapter.module, chapter.interface)
+    note = describe_overrides(overridden_settings(submission.tests))
+    notes = (note,) if note else ()
+    # A file that does not parse names no tests; calling them all missing would mislead.
+    parsed = not any(v.code in UNREAD for v in violations)
+    defined = {function_name(test) for test in tests}
+    missing = tuple(name for name in required if name not in defined) if parsed else ()
+    why_missing = tuple(missing_reason(name, submission.tests, defined) for name in missing)
+    if violations:
+        broken = tuple(v.describe(chapter.student_tests) for v in violations)
+        return StudentTestsResult(
+            False, broken, missing, tuple(tests), 0.0, notes, missing_reasons=why_missing
+        )
+
+    runs = _Runs(chapter, submission.tests, limits, pool, threads)
+    result = _run_validation(chapter, submission.tests, runs, missing)
+    return replace(result, tests=tuple(tests), notes=notes, missing_reasons=why_missing)
+
+
+class _Runs:
+    """The validation's runs of one test file, started at once on the pool; a run's timeout
+    is confirmed when its result is settled."""
+
+    def __init__(
+        self,
+        chapter: Chapter,
+        tests: str,
+        limits: Limits,
+        pool: WorkerPool,
+        threads: ThreadPoolExecutor,
+    ) -> None:
+        self.chapter, self.tests, self.limits = chapter, tests, limits
+        self.pool, self.threads = pool, threads
+        self.jobs: dict[Future[RunResult], Job] = {}
+
+    def start(
+        self, implementation: str, reverse: bool = False, seed: int = FIXED_HASH_SEED
+    ) -> Future[RunResult]:
+        job = student_tests_job(
+            self.chapter,
+            self.tests,
+            implementation,
+            self.limits.student_tests,
+            reverse=reverse,
+            hash_seed=seed,
+        )
+        future = self.threads.submit(self.pool.run, job)
+        self.jobs[future] = job
+        return future
+
+    def settled(self, future: Future[RunResult]) -> RunResult:
+        """The run's result, its timeout confirmed: a timeout here makes the file not valid."""
+        return self.pool.confirm(self.jobs[future], future.result())
+
+
+def _run_validation(
+    chapter: Chapter, source: str, runs: _Runs, missing: tuple[str, ...]
+) -> StudentTestsResult:
+    """The file on the reference (twice), every wheat and the stub; what each run shows."""
+    filename, limit = chapter.student_tests, runs.limits.student_tests
+    reference = chapter.reference.read_text(encoding="utf-8")
+    first = runs.start(reference)
+    again = runs.start(reference, reverse=True, seed=OTHER_HASH_SEED)
+    wheats = {w.id: runs.start(apply_patch(reference, w.patch)) for w in chapter.wheats}
+    stub = runs.start(chapter.stub.read_text(encoding="utf-8"))
+
+    on_reference = runs.settled(first)
+    problems = problems_on_correct(on_reference, "the reference", filename, limit)
+    rerun = runs.settled(again) if not problems else again.result()
+    if not problems:
+        problems += _flaky(on_reference, rerun)
+    if not problems:  # a test wrong on the reference is wrong on every variant: say it once
+        for wheat_id, run in wheats.items():
+            what = f"the correct variant {wheat_id}"
+            problems += problems_on_correct(runs.settled(run), what, filename, limit)
+    stub_run = stub.result()  # a timeout on the stub is a failure there, as it should be
+    if on_reference.status in ("completed", "crashed"):
+        required = [test.name for test in chapter.required_tests]
+        present = [name for name in required if name not in missing]
+        problems += _required_problems(present, on_reference, stub_run, source)
+    durations = {
+        "reference": on_reference.durations(),
+        "reference, reversed": rerun.durations(),
+        **{f"correct variant {w}": run.result().durations() for w, run in wheats.items()},
+        "stub": stub_run.durations(),
+    }
+    valid = not problems and not missing
+    return StudentTestsResult(
+        valid, tuple(problems), missing, (), on_reference.cpu_seconds, durations=durations
+    )
+
+
+def _flaky(first: RunResult, rerun: RunResult) -> list[str]:
+    """The sentence for a file whose second run on the reference (reversed, another hash
+    seed) gave other outcomes than its first."""
+    if _signature(rerun) == _signature(first):
+        return []
+    changed = [n for n in first.test_names() if rerun.outcome(n) != first.outcome(n)]
+    return [
+        f"flaky: {', '.join(changed) or 'the run'} gave another outcome in another order or "
+        "with another hash seed; tests must not depend on order, chance or shared state"
+    ]
+
+
+def disagreements(
+    chapter: Chapter, student: StudentTestsResult, yours: RunResult | None, limit: float
+) -> tuple[str, ...]:
+    """The tests of a valid file (so each passes on the reference) that do not pass on the
+    student's own code, with why."""
+    if yours is None or not student.valid:
+        return ()
+    if yours.status in ("collection_error", "timeout", "crashed") and not yours.failing():
+        return (
+            f"on your {chapter.implementation}: "
+            + run_problem(yours, chapter.student_tests, limit),
+        )
+    return tuple(
+        f"{name} {status_phrase(yours.outcome(name))} on your {chapter.implementation}: "
+        + failure_reason(yours.detail(name), chapter.student_tests)
+        for name in yours.failing()
+    )
+
+
+def _required_problems(
+    required: list[str], reference: RunResult, stub: RunResult, source: str
+) -> list[str]:
+    """Each required test must be collected and must fail on the stub; why each one does not.
+
+    A test counts under its function's own name, at the top level or in a
+    test class (``TestSplits::test_split_by_hand``); every test of that name
+    must fail on the stub, or it checks nothing yet.
+    """
+    problems = []
+    for name in required:
+        collected = [t for t in reference.test_names() if function_name(t) == name]
+        if not collected:
+            problems.append(
+                f"{name} is defined but pytest does not collect it: keep it a function named "
+                "test_... at the top level or a method of a class named Test..., and do not "
+                "bind the name to anything else"
+            )
+            continue
+        for test in collected:
+            status = stub.outcome(test)
+            if status == "passed":
+                why = swallowing_handler(source, test)
+                problems.append(
+                    f"{test} passes on the stub, so it checks nothing yet: "
+                    + (why if why else "make it assert behaviour")
+                )
+            elif status not in ("failed", "error", "timeout"):
+                why = f": {stub.message}" if stub.message else ""
+                problems.append(
+                    f"{test} {status_phrase(status)} on the stub{why}; every required test must "
+                    "run and fail there"
+                )
+    return problems
+
+
+def _signature(run: RunResult) -> tuple[str, dict[str, str]]:
+    return run.status, {o.name: o.status for o in run.outcomes}
+
+
+def run_problem(run: RunResult, filename: str, time_limit: float) -> str:
+    """Why a run did not give every test an outcome, in one line: not collected, too slow
+    (named as slow, with its limit: a slow test is not a hung one), out of output, ended."""
+    if run.status == "collection_error":
+        return f"{filename} could not be collected: {run.message}"
+    if run.status == "timeout":
+        running = next((o.name for o in run.outcomes if o.status == "timeout"), "")
+        return too_slow(time_limit, running, run.durations(), run.confirmed)
+    if output_too_large(run.message) or any(output_too_large(o.detail) for o in run.outcomes):
+        return too_much_output()
+    return f"{run.message}: tests must not end the process"
+
+
+def problems_on_correct(run: RunResult, what: str, filename: str, limit: float) -> list[str]:
+    """Why a run on a correct implementation shows the tests themselves are wrong, if it does."""
+    if run.status in ("collection_error", "timeout"):
+        return [f"on {what}: {run_problem(run, filename, limit)}"]
+    problems = []
+    for name in run.test_names():
+        status = run.outcome(name)
+        if status not in ("passed", "not run"):
+            detail = failure_reason(run.detail(name), filename)
+            verb = status_phrase(status)
+            problems.append(
+                f"{name} {verb} on {what} (a correct tree), so the test is wrong: " + detail
+            )
+    if run.status == "crashed":
+        problems.append(f"on {what}: {run_problem(run, filename, limit)}")
+    if not run.outcomes and run.status == "completed":
+        problems.append(f"{filename} has no tests")
+    return problems
