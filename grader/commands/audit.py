@@ -37,7 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from grader.catalog import CHAPTERS, Chapter
+from grader.catalog import Chapter
 from grader.commands.check import check
 from grader.commands.mutmut_driver import (
     Progress,
@@ -70,9 +70,8 @@ EQUIVALENTS_FILE = "equivalent.toml"
 
 
 def equivalents_path(chapter: Chapter) -> Path:
-    """``equivalent.toml`` beside the chapter's catalog."""
-    root = chapter.reference.parent.parent
-    return root / Path(CHAPTERS[chapter.id]).parent / EQUIVALENTS_FILE
+    """``equivalent.toml`` in the kit's ``mutants/``, beside the planted mutants."""
+    return chapter.reference.parent.parent / "mutants" / EQUIVALENTS_FILE
 
 
 def load_equivalents(path: Path) -> Equivalents:
