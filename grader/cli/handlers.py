@@ -12,30 +12,12 @@ from rich.console import Console
 from grader.catalog import Chapter
 from grader.chapter_text import read_chapter_text
 from grader.cli.progress import progress_bar
-from grader.commands.audit import run_audit
-from grader.commands.batch import grade_batch, student_names
-from grader.commands.bundle import build_bundle
 from grader.commands.check import check
-from grader.commands.class_view import load_report
-from grader.commands.diff import diff_against_reference
-from grader.commands.manifest import (
-    build_manifest,
-    manifest_json,
-    parse_shard,
-    read_manifest,
-    shard,
-    stale_entries,
-)
-from grader.commands.merge import merge_outputs
-from grader.commands.release import build_release
-from grader.commands.replay import regrade_class, replay_report
-from grader.commands.tdd import run_tdd
 from grader.errors import (
     EXIT_FAIL,
     EXIT_PASS,
     GraderError,
 )
-from grader.gradebook import GRADEBOOK, read_gradebook, untext
 from grader.jobs import Limits
 from grader.output.files import ReportFiles, with_mutant_titles, write_atomically, write_reports
 from grader.output.terminal import (
@@ -58,7 +40,6 @@ from grader.output.terminal import (
 from grader.regrade import ResultCache
 from grader.results.batch import Manifest
 from grader.results.check import CheckReport
-from grader.roster import read_roster
 from grader.sandbox.confine import ISOLATION_CHOICES
 from grader.static_rules import RULES
 from grader.submission import start_submission
@@ -88,12 +69,16 @@ def cmd_chapter(args: argparse.Namespace, chapter: Chapter, console: Console) ->
 
 
 def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.tdd import run_tdd
+
     result = run_tdd(chapter, args.submission, args.stage, ref_deps=args.ref_deps)
     render_tdd(console, chapter, result)
     return EXIT_PASS if result.ok else EXIT_FAIL
 
 
 def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.diff import diff_against_reference
+
     diff = diff_against_reference(chapter, args.submission, ref_deps=args.ref_deps)
     render_diff(console, chapter, diff)
     return EXIT_PASS
@@ -139,6 +124,8 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 
 def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands import audit
+
     if args.submission is not None and ISOLATION_CHOICES[args.isolation] != "none":
         raise GraderError(
             "grader audit --submission runs the submission's tests under mutmut, outside the "
@@ -148,7 +135,7 @@ def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     progress = progress_bar()
     with progress:
         task = progress.add_task("audit", total=None)
-        report = run_audit(
+        report = audit.run_audit(
             chapter,
             None if args.course else args.submission,
             functions=args.function,
@@ -165,6 +152,10 @@ def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 
 def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.batch import grade_batch, student_names
+    from grader.commands.manifest import parse_shard, shard, stale_entries
+    from grader.roster import read_roster
+
     limits = _batch_limits(args)
     chapter = for_context(chapter, "staff")
     if args.canvas is not None and args.roster is None:
@@ -208,6 +199,11 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 
 def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.batch import student_names
+    from grader.commands.class_view import load_report
+    from grader.commands.manifest import build_manifest, manifest_json
+    from grader.gradebook import GRADEBOOK, read_gradebook, untext
+
     expected: dict[str, float] = {}
     if args.previous is not None:  # each student's seconds last time, to balance the shards
         for key, cells in read_gradebook(args.previous / GRADEBOOK).items():
@@ -221,6 +217,9 @@ def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -
 
 
 def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.merge import merge_outputs
+    from grader.roster import read_roster
+
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
@@ -233,23 +232,31 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 
 def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.replay import replay_report
+
     replay = replay_report(chapter, args.report, args.submission)
     render_replay(console, replay)
     return EXIT_PASS if replay.identical and not replay.key_changes else EXIT_FAIL
 
 
 def cmd_regrade(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.replay import regrade_class
+
     regrade = regrade_class(chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation])
     render_regrade(console, regrade)
     return EXIT_FAIL if regrade.changed else EXIT_PASS
 
 
 def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.bundle import build_bundle
+
     render_bundle(console, build_bundle(args.output))
     return EXIT_PASS
 
 
 def cmd_release(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.release import build_release
+
     render_release(console, build_release("staff" if args.staff else "student", args.output))
     return EXIT_PASS
 
@@ -273,6 +280,9 @@ def _batch_limits(args: argparse.Namespace) -> Limits:
 
 def _class_manifest(args: argparse.Namespace, chapter: Chapter) -> Manifest:
     """The class batch grades: the manifest given, or one made of the folders given."""
+    from grader.commands.batch import student_names
+    from grader.commands.manifest import build_manifest, read_manifest
+
     if args.manifest is not None:
         if args.folders:
             raise GraderError("give the class as folders or as --manifest, not both")

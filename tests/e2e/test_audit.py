@@ -18,9 +18,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+import grader.commands.audit
 from grader import cli
 from grader.catalog import Chapter, load_chapter
-from grader.cli import handlers
 from grader.commands.audit import equivalents_path, load_equivalents, mark_equivalents, run_audit
 from grader.commands.mutmut_driver import change_of, function_key, source_functions, status_of
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, GraderError
@@ -304,7 +304,7 @@ def test_the_command_writes_json_and_a_valid_mutation_report(
         return course_audit
 
     monkeypatch.setattr(cli, "load_chapter", lambda chapter_id: fixture_chapter)
-    monkeypatch.setattr(handlers, "run_audit", fake_audit)
+    monkeypatch.setattr(grader.commands.audit, "run_audit", fake_audit)
     out, mutation = tmp_path / "audit.json", tmp_path / "mutation.json"
     argv = ["audit", "--course", "--json", str(out), "--mutation-report", str(mutation)]
     assert cli.main([*argv, "--function", "clamp", "--jobs", "1"]) == EXIT_FAIL
@@ -331,7 +331,7 @@ def test_a_submission_audit_is_information_and_never_fails(
 ) -> None:
     report = AuditReport(**{**course_audit.__dict__, "suite": "submission"})
     monkeypatch.setattr(cli, "load_chapter", lambda chapter_id: fixture_chapter)
-    monkeypatch.setattr(handlers, "run_audit", lambda *args, **options: report)
+    monkeypatch.setattr(grader.commands.audit, "run_audit", lambda *args, **options: report)
     assert cli.main(["audit", "--submission", "somewhere"]) == EXIT_PASS
     shown = capsys.readouterr().out
     assert "return max(0, n)  ->  return max(1, n)" in shown and "@@" not in shown
