@@ -46,6 +46,7 @@ PATCH_SUFFIX = ".patch"
 # The fixtures' and the hostile catalogue's test files import ``radix`` and are
 # graded, never collected here (the hostile ones end the process, kill their parent...).
 collect_ignore = ["fixtures", "hostile"]
+pytest.register_assert_rewrite("hostile_harness")  # its asserts explain themselves, as a test's do
 
 Source = Literal["reference", "own", "patched", "missing"]
 
