@@ -39,7 +39,7 @@ from grader.sandbox.host.client import LIVE_WORKERS
 from grader.sandbox.host.job import Job, wall_backstop
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
-from grader.sandbox.procfs import descendants
+from grader.sandbox.procfs import descendants, still_runs
 from grader.static_check import check_test_source
 
 KIT = Path(__file__).resolve().parents[1]
@@ -246,7 +246,7 @@ def stray_processes() -> list[str]:
     worker died is handed here, so a stray may be a child of this very process.
     """
     strays = []
-    for pid in descendants(os.getpid()):
+    for pid in filter(still_runs, descendants(os.getpid())):
         try:
             stat = Path(f"/proc/{pid}/stat").read_bytes()
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")

@@ -97,11 +97,22 @@ def users_processes(uids: Iterable[int]) -> list[int]:
         if fields is None:
             continue
         uids_held = set(fields.get(b"Uid", b"").split()[:3])
-        zombie = fields.get(b"State", b"").split()[:1] == [b"Z"]
-        dead = zombie and fields.get(b"Threads", b"").strip() == b"1"
-        if wanted & uids_held and not dead:
+        if wanted & uids_held and not _dead(fields):
             found.append(int(name))
     return found
+
+
+def _dead(fields: dict[bytes, bytes]) -> bool:
+    """A zombie whose every thread has ended: nothing of it runs, only its exit status waits."""
+    zombie = fields.get(b"State", b"").split()[:1] == [b"Z"]
+    return zombie and fields.get(b"Threads", b"").strip() == b"1"
+
+
+def still_runs(pid: int) -> bool:
+    """Whether anything of process ``pid`` runs: it exists and is no dead zombie (a leader
+    that ended alone while a thread of it runs on still runs)."""
+    fields = _status(pid)
+    return fields is not None and not _dead(fields)
 
 
 def running_from(marker: bytes) -> list[int]:

@@ -431,11 +431,9 @@ LONGEST_FUNCTION = 60
 
 def functions_too_long(modules: list[Module]) -> list[str]:
     """No function in ``grader/`` spans more than ``LONGEST_FUNCTION`` lines: one that does
-    is doing more than one job. The sandbox is exempt for now (it is being reorganised)."""
+    is doing more than one job."""
     broken = []
     for module in modules:
-        if module.within("grader.sandbox"):
-            continue
         for node in ast.walk(module.tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])

@@ -23,7 +23,7 @@ from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolati
 from grader.sandbox.host.client import LIVE_WORKERS
 from grader.sandbox.host.job import OTHER_HASH_SEED, Job
 from grader.sandbox.host.pool import WorkerPool
-from grader.sandbox.procfs import descendants
+from grader.sandbox.procfs import descendants, still_runs
 
 
 def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str, Any], int]:
@@ -116,7 +116,7 @@ def test_a_confined_run_leaves_no_process_once_its_pid_is_killed() -> None:
     os.close(write_end)
     assert os.read(read_end, 2) == b"up"
     os.close(read_end)
-    run = descendants(os.getpid())
+    run = [process for process in descendants(os.getpid()) if still_runs(process)]
     assert run and all(confine.is_untrusted(process) for process in run)
     os.kill(pid, 9)
     os.waitpid(pid, 0)

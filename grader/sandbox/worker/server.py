@@ -165,61 +165,22 @@ def run_job(
     cgroups = cgroups or confine.Cgroups()
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     spawned: list[Spawned] = []
-    implementation_source, test_source, *dependency_sources = sources
     identities = {kind: confine.new_identity(confinement.level) for kind in ("test", "impl")}
     try:
         _lay_out(folder, confinement, identities["test"], identities["impl"])
-        output = os.open(folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
-        # Only root could reopen them through /proc: both ends are confined and not dumpable.
-        requests = os.pipe()
-        replies = os.pipe()
-        events_read, events_write = channel()
         joined = cgroups.start_run()
         started = marks["set up"] = time.monotonic()
-        budget = float(job["time_limit"])
-
-        try:
-            spawned.append(
-                server.spawn(
-                    {**job, "folder": str(folder), "kind": "implementation"},
-                    [implementation_source, requests[0], replies[1], output, *dependency_sources],
-                    folder,
-                    identities["impl"],
-                    joined,
-                )
-            )
-            spawned.append(
-                server.spawn(
-                    {**job, "folder": str(folder), "kind": "test"},
-                    [test_source, events_write, requests[1], replies[0], output],
-                    folder,
-                    identities["test"],
-                    joined,
-                )
-            )
-        finally:
-            for fd in (*sources, *requests, *replies, events_write, output):
-                os.close(fd)
-        test = spawned[1]
-        roots = [process.pid for process in spawned]
+        events_read = _spawn_pair(job, sources, folder, identities, joined, server, spawned)
         marks["spawn"] = time.monotonic()
+        test = spawned[1]
+        usage = _Usage([process.pid for process in spawned], cgroups)
         try:
             _send({"pid": test.pid})
-            usage = _Usage(roots, cgroups)
-            wall = float(job["wall"])
+            budget, wall = float(job["time_limit"]), float(job["wall"])
             events, timed_out, status = _collect(test, events_read, budget, wall, usage, marks)
         finally:
-            cpu_seconds = usage.seconds() if "usage" in locals() else 0.0
-            for process in spawned:
-                process.close()
-                reaper.kill_group(process.pid)
-            cgroups.end_run()
-            if confinement.level != "namespaces":  # there the PID namespace's end kills all
-                reaper.kill_users(uid for uid in identities.values() if uid is not None)
-            reaper.kill_descendants(spare=server.pid)
-            for uid in identities.values():
-                confine.remove_leftovers(confinement.as_identity(uid))
+            cpu_seconds = usage.seconds()
+            _sweep(spawned, cgroups, identities, confinement, server)
             marks["sweep"] = time.monotonic()
         return {
             "events": _without_folder(events, folder),
@@ -237,6 +198,72 @@ def run_job(
         shutil.rmtree(folder, ignore_errors=True)
         marks["remove"] = time.monotonic()
         steps.update(_steps(marks))
+
+
+def _spawn_pair(
+    job: JobMessage,
+    sources: list[int],
+    folder: Path,
+    identities: dict[str, int | None],
+    cgroups: list[str],
+    server: ForkServer,
+    spawned: list[Spawned],
+) -> int:
+    """Start the implementation's process, then the test's, into ``spawned`` (so the caller
+    closes whatever started, even if the second fails); the events channel's read end."""
+    implementation_source, test_source, *dependency_sources = sources
+    output = os.open(folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
+    # Only root could reopen them through /proc: both ends are confined and not dumpable.
+    requests = os.pipe()
+    replies = os.pipe()
+    events_read, events_write = channel()
+    try:
+        spawned.append(
+            server.spawn(
+                {**job, "folder": str(folder), "kind": "implementation"},
+                [implementation_source, requests[0], replies[1], output, *dependency_sources],
+                folder,
+                identities["impl"],
+                cgroups,
+            )
+        )
+        spawned.append(
+            server.spawn(
+                {**job, "folder": str(folder), "kind": "test"},
+                [test_source, events_write, requests[1], replies[0], output],
+                folder,
+                identities["test"],
+                cgroups,
+            )
+        )
+    except BaseException:
+        os.close(events_read)
+        raise
+    finally:
+        for fd in (*sources, *requests, *replies, events_write, output):
+            os.close(fd)
+    return events_read
+
+
+def _sweep(
+    spawned: list[Spawned],
+    cgroups: confine.Cgroups,
+    identities: dict[str, int | None],
+    confinement: Confinement,
+    server: ForkServer,
+) -> None:
+    """Kill every process of the run, by its groups, its cgroup, its users (where no PID
+    namespace ended them) and as descendants of this worker; remove what its users left."""
+    for process in spawned:
+        process.close()
+        reaper.kill_group(process.pid)
+    cgroups.end_run()
+    if confinement.level != "namespaces":  # there the PID namespace's end kills all
+        reaper.kill_users(uid for uid in identities.values() if uid is not None)
+    reaper.kill_descendants(spare=server.pid)
+    for uid in identities.values():
+        confine.remove_leftovers(confinement.as_identity(uid))
 
 
 STEPS = {
