@@ -237,3 +237,25 @@ def test_a_busy_machine_gives_the_same_report(chapter: Chapter, reachable_tmp_pa
         name: mutant["status"] for name, mutant in reports[0]["mutation"]["mutants"].items()
     }
     assert set(statuses.values()) == {"survived"}, statuses
+
+
+def test_no_run_finds_its_time_limit_in_its_memory(pool: WorkerPool) -> None:
+    """Route 2 through memory: the job a run's process was started with holds no limit of
+    its own (a mutant's limit, measured from the reference, would tell it apart and, by its
+    length, move the addresses of what the test allocates); every run sees zeros."""
+    result = run(
+        pool,
+        f"""
+        import base64, gc, json, zlib
+
+        def test_limits():
+            seen = sorted({{
+                (str(held.get("time_limit")), str(held.get("wall")))
+                for held in gc.get_objects()
+                if isinstance(held, dict) and "ceiling" in held and "time_limit" in held
+            }})
+            {report_back("seen")}
+        """,
+        time_limit=7.25,
+    )
+    assert reported(result, "test_limits") == [["0.0", "0.0"]]

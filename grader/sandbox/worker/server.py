@@ -212,6 +212,10 @@ def _spawn_pair(
     """Start the implementation's process, then the test's, into ``spawned`` (so the caller
     closes whatever started, even if the second fails); the events channel's read end."""
     implementation_source, test_source, *dependency_sources = sources
+    # The run gets no limit of its own: the worker enforces them. A limit measured from the
+    # reference (a mutant's) differs from run to run; in the job it would change the run's
+    # memory, and so the order of a set of plain objects, and it would tell runs apart.
+    job = {**job, "time_limit": 0.0, "wall": 0.0}
     output = os.open(folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
     # Only root could reopen them through /proc: both ends are confined and not dumpable.
