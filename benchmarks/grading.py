@@ -49,6 +49,7 @@ import pytest
 
 from grader.catalog import Chapter, load_chapter
 from grader.commands.check import check
+from grader.dependencies import kit_sources
 from grader.hypothesis_profile import enforce as enforce_grader_settings
 from grader.mutation import run_mutants
 from grader.patching import mutant_sources
@@ -157,7 +158,13 @@ def connected(source: str, chapter: Chapter, private: tuple[str, ...] = ()) -> i
         os.sched_setaffinity(0, {cpu})
         members = {cls: list(names) for cls, names in chapter.members}
         contract = implementation.Contract(chapter.module, members, list(private))
-        implementation.run(source_fd, requests[0], replies[1], contract, sorted(chapter.interface))
+        dependencies = {}
+        for name, text in kit_sources(chapter):  # the earlier chapter's module the tree imports
+            dependencies[name] = os.memfd_create(name)
+            os.write(dependencies[name], text.encode())
+            os.lseek(dependencies[name], 0, os.SEEK_SET)
+        names = sorted(chapter.interface)
+        implementation.run(source_fd, requests[0], replies[1], contract, names, dependencies)
         os._exit(0)
     os.sched_setaffinity(0, {cpu})
     proxy.install(requests[1], replies[0], chapter.module, chapter.exceptions)

@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         (folder / "tests").mkdir(parents=True)
         shutil.copyfile(chapter.reference, folder / chapter.implementation)
         shutil.copyfile(chapter.model_tests, folder / chapter.student_tests)
+        for need in chapter.needs:  # the student's own copy of each earlier chapter's module
+            shutil.copyfile(need.reference, folder / need.implementation)
         cache, report = root / "cache", root / "report.json"
         cold, data = timed_check(folder, cache, report)
         timings = data["timings"]
