@@ -659,6 +659,13 @@ def _read(path: Path) -> str:
         return ""
 
 
+@functools.cache
+def _run_cgroups() -> tuple[str, ...]:
+    """The cgroup hierarchies a worker on this machine puts its runs in: read once, since
+    every report names them and the machine's mounts do not change while the grader runs."""
+    return tuple(sorted(_cgroup_bases())) if os.geteuid() == 0 else ()
+
+
 def what_runs_get(level: IsolationLevel) -> dict[str, str | list[str]]:
     """What the operating system gives each run at ``level`` on this machine, for a report:
     its identity, its keyrings, its cgroups and its namespaces (docs/security.md)."""
@@ -670,7 +677,7 @@ def what_runs_get(level: IsolationLevel) -> dict[str, str | list[str]]:
     keyrings = "a session keyring of its own per process"
     if keyrings_refused():
         keyrings += "; keyring calls refused"
-    cgroups = sorted(_cgroup_bases()) if os.geteuid() == 0 else []
+    cgroups = list(_run_cgroups())
     namespaces = ["cgroup", "ipc", "mount", "network", "pid", "user", "uts"]
     return {
         "identity": identity,
