@@ -140,6 +140,13 @@ def level_at_least(level: IsolationLevel, minimum: IsolationLevel) -> bool:
     return LEVELS.index(level) >= LEVELS.index(minimum)
 
 
+def pins_implementation(confinement: Confinement) -> bool:
+    """Whether a run's implementation process is pinned to its worker's CPU: only where each
+    process has a PID namespace of its own, so the test process cannot see it, nor read its
+    placement; the test process's own placement is every run's."""
+    return confinement.level == "namespaces"
+
+
 def kit_secrets(kit: Path) -> tuple[Path, ...]:
     """The folders of ``kit`` a run must not see, those that exist."""
     return tuple(kit / name for name in HIDDEN_KIT_FOLDERS if (kit / name).is_dir())

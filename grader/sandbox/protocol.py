@@ -224,6 +224,10 @@ class JobMessage(TypedDict):
     reverse: bool
     contract: Contract
     cpus: list[int]
+    """Where the test process may run: the same CPUs in every run."""
+    implementation_cpus: NotRequired[list[int]]
+    """Where the implementation process runs (its worker's CPU, so that a call and its answer
+    go on one CPU); the worker drops it from the test process's copy of the job."""
     dependencies: list[str]
     ceiling: float
     only: list[str]
@@ -399,20 +403,39 @@ def well_formed(events: Any) -> list[Event]:
 
 
 def check_plain(value: Any, depth: int = 0) -> None:
-    """Raise ``NotPlainData`` unless ``value`` is plain data (see the module docstring)."""
+    """Raise ``NotPlainData`` unless ``value`` is plain data (see the module docstring).
+
+    Every call's arguments and answer pass here, so each call looks two levels deep (a
+    list of lists is what the calls mostly carry): half the Python calls of one per level."""
     kind = type(value)
     if kind in _SCALARS:
         return
     if kind is not tuple and kind is not list:
-        raise NotPlainData(
-            f"a value of type {kind.__name__} cannot cross between the tests and the "
-            "implementation: only None, bool, int, float, str, and tuples and lists of them can"
-        )
+        raise _not_plain(kind)
     if depth >= MAX_DEPTH:
-        raise NotPlainData(f"values nest deeper than {MAX_DEPTH} levels")
+        raise _too_deep()
     for item in value:
-        if type(item) not in _SCALARS:
-            check_plain(item, depth + 1)
+        kind = type(item)
+        if kind in _SCALARS:
+            continue
+        if kind is not tuple and kind is not list:
+            raise _not_plain(kind)
+        if depth + 1 >= MAX_DEPTH:
+            raise _too_deep()
+        for inner in item:
+            if type(inner) not in _SCALARS:
+                check_plain(inner, depth + 2)
+
+
+def _not_plain(kind: type) -> NotPlainData:
+    return NotPlainData(
+        f"a value of type {kind.__name__} cannot cross between the tests and the "
+        "implementation: only None, bool, int, float, str, and tuples and lists of them can"
+    )
+
+
+def _too_deep() -> NotPlainData:
+    return NotPlainData(f"values nest deeper than {MAX_DEPTH} levels")
 
 
 def encode(message: Any) -> bytes:

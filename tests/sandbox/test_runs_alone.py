@@ -259,3 +259,71 @@ def test_no_run_finds_its_time_limit_in_its_memory(pool: WorkerPool) -> None:
         time_limit=7.25,
     )
     assert reported(result, "test_limits") == [["0.0", "0.0"]]
+
+
+# ----------------------------------------------------------------------
+# Issue 25: what a run is spared, with nothing a test can tell apart.
+
+
+def test_a_run_imports_the_test_file_the_grader_compiled(pool: WorkerPool) -> None:
+    """The run finds pytest's cached form of its file, made by the grader from the very bytes
+    it wrote, and pytest takes it (it checks the bytes' hash): no run rewrites its file."""
+    result = run(
+        pool,
+        """
+        import base64, json, zlib
+        from pathlib import Path
+        from _pytest.assertion.rewrite import _read_pyc
+
+        def test_compiled():
+            here = Path(__file__)
+            cache = here.parent / "__pycache__"
+            names = sorted(path.name for path in cache.iterdir())
+            seen = [names, _read_pyc(here, cache / names[0]) is not None]
+            {report_back}
+        """.replace("{report_back}", report_back("seen")),
+    )
+    names, taken = reported(result, "test_compiled")
+    assert len(names) == 1 and names[0].startswith("test_hostile.") and taken
+
+
+PLACEMENT = """
+import os
+
+
+class Placement:
+    def cpus(self):
+        return sorted(os.sched_getaffinity(0))
+"""
+
+
+def test_the_implementation_runs_on_its_workers_cpu_and_the_test_anywhere(
+    pool: WorkerPool,
+) -> None:
+    """Where the test cannot see the implementation process (namespaces), that is pinned to
+    its worker's CPU, one per worker, so that calls stay on one CPU; the test process may run
+    on every CPU in every run, and its copy of the job names no other placement."""
+    source = f"""
+        import base64, gc, json, os, zlib
+        import radix
+
+        def test_placement():
+            held = sorted({{
+                key
+                for job in gc.get_objects()
+                if isinstance(job, dict) and "ceiling" in job
+                for key in job
+                if "cpu" in key
+            }})
+            seen = [sorted(os.sched_getaffinity(0)), radix.Placement().cpus(), held]
+            {report_back("seen")}
+    """
+    runs = [reported(run(pool, source, PLACEMENT), "test_placement") for _ in range(4)]
+    everywhere = sorted(os.sched_getaffinity(0))
+    assert all(test == everywhere and held == ["cpus"] for test, _, held in runs), runs
+    homes = {cpu for _, implementation, _ in runs for cpu in implementation}
+    if pool.isolation == "namespaces":
+        assert all(len(implementation) == 1 for _, implementation, _ in runs), runs
+        assert len(homes) == min(2, len(everywhere)), runs
+    else:
+        assert all(implementation == everywhere for _, implementation, _ in runs), runs

@@ -24,6 +24,7 @@ from typing import Any
 from grader.errors import GraderError
 from grader.sandbox import confine, procfs, protocol, reaper
 from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.host.compiled import rewritten_pyc
 from grader.sandbox.host.job import ANY_INTERFACE, Job, wall_backstop
 from grader.sandbox.host.result import PARENT_KILLED, RunResult, interpret
 from grader.sandbox.protocol import JobMessage, RunRecord, Started, WireError, channel
@@ -61,13 +62,20 @@ class Worker:
     """
 
     def __init__(
-        self, scratch: Path, hash_seed: int, cpus: list[int], level: IsolationLevel
+        self,
+        scratch: Path,
+        hash_seed: int,
+        cpus: list[int],
+        level: IsolationLevel,
+        home: int | None = None,
     ) -> None:
         self.scratch = scratch
         self.hash_seed = hash_seed
         self.cpus = cpus
-        """Where every run may run: the same CPUs for every worker, so that no run can tell
-        which worker runs it."""
+        """Where every run's test process may run: the same CPUs for every worker, so that no
+        test can tell which worker runs it."""
+        self.home = cpus[0] if home is None else home
+        """The CPU its runs' implementation processes run on (``confine.pins_implementation``)."""
         self.level = level
         self.child_pid: int | None = None
         self.control: socket.socket | None = None
@@ -119,6 +127,7 @@ class Worker:
             "reverse": job.reverse,
             "contract": job.interface.contract() if job.interface else ANY_INTERFACE,
             "cpus": self.cpus,
+            "implementation_cpus": [self.home],
             "dependencies": [name for name, _ in job.dependencies],
             "ceiling": job.time_limit if job.ceiling is None else job.ceiling,
             "only": list(job.only),
@@ -127,8 +136,11 @@ class Worker:
         }
         started = time.monotonic()
         try:
-            dependencies = [source for _, source in job.dependencies]
-            self._send_job(message, [job.implementation, job.test_source, *dependencies])
+            implementation, tests, *dependencies = (
+                text.encode("utf-8", "surrogateescape")
+                for text in (job.implementation, job.test_source, *(s for _, s in job.dependencies))
+            )
+            self._send_job(message, [implementation, tests, rewritten_pyc(tests), *dependencies])
             started_message: Started = self._read(started + WORKER_START_SECONDS)
             self.child_pid = int(started_message["pid"])
             backstop = wall_backstop(job.time_limit, confirming)
@@ -198,11 +210,11 @@ class Worker:
         self.process = self._start()
         return RunResult("crashed", (), PARENT_KILLED, "", 0.0)
 
-    def _send_job(self, message: JobMessage, texts: list[str]) -> None:
-        """Send the job with its sources (implementation, tests, then each dependency) as sealed
-        in-memory files the worker never reads."""
+    def _send_job(self, message: JobMessage, contents: list[bytes]) -> None:
+        """Send the job with its sources (implementation, tests, the tests as pytest compiles
+        them, then each dependency) as sealed in-memory files the worker never reads."""
         assert self.control is not None
-        sources = [_memory_file(text) for text in texts]
+        sources = [_memory_file(content) for content in contents]
         try:
             socket.send_fds(self.control, [protocol.json_frame(message)], sources)
         finally:
@@ -239,10 +251,10 @@ class Worker:
             self.replies.close()
 
 
-def _memory_file(text: str) -> int:
-    """A read-only descriptor of a file in memory holding ``text``, at its start."""
+def _memory_file(content: bytes) -> int:
+    """A read-only descriptor of a file in memory holding ``content``, at its start."""
     fd = os.memfd_create("source", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    protocol.write_all(fd, text.encode("utf-8", "surrogateescape"))
+    protocol.write_all(fd, content)
     fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd

@@ -92,8 +92,9 @@ class WorkerPool:
                         )
                 cpus = sorted(os.sched_getaffinity(0))
                 seeds = [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]
-                for seed in seeds:
-                    worker = Worker(self.scratch, seed, cpus, self.isolation)
+                for index, seed in enumerate(seeds):
+                    home = cpus[index % len(cpus)]  # one worker's calls per CPU
+                    worker = Worker(self.scratch, seed, cpus, self.isolation, home)
                     self._all.append(worker)
                     self._idle.setdefault(seed, queue.Queue()).put(worker)
         except BaseException:

@@ -189,16 +189,11 @@ def exception_record(error: BaseException, frames_of: str | None = None) -> list
         text = str(error)
     except Exception:
         text = "(its message could not be read)"
-    frames = [
-        [
-            frame.lineno or 0,
-            frame.name,
-            linecache.getline(frame.filename, frame.lineno or 0).rstrip(),
-        ]
-        for frame in traceback.extract_tb(error.__traceback__)
-        if frames_of is not None and frame.filename == frames_of
-        for lineno in [frame.lineno or 0]
-    ]
+    frames = []
+    for frame, lineno in traceback.walk_tb(error.__traceback__) if frames_of else ():
+        if frame.f_code.co_filename == frames_of:
+            line = linecache.getline(frames_of, lineno).rstrip()
+            frames.append([lineno, frame.f_code.co_name, line])
     return [base.__name__, arguments, text, type(error).__name__, frames]
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import hypothesis  # noqa: F401  (imported once here, before any fork)
 import pytest
+from _pytest.assertion.rewrite import PYC_TAIL, get_cache_dir
 
 from grader.hypothesis_profile import enforce as enforce_grader_settings
 from grader.sandbox import confine, libc
@@ -67,8 +68,8 @@ def run_process(job: RunJob, descriptors: list[int]) -> None:
             source, requests, replies, output, *dependencies = descriptors
             _implementation_child(folder, source, requests, replies, output, dependencies, job)
         else:
-            source, events, requests, replies, output = descriptors
-            _test_child(folder, source, events, requests, replies, output, job)
+            source, compiled, events, requests, replies, output = descriptors
+            _test_child(folder, (source, compiled), events, requests, replies, output, job)
     except BaseException:
         with contextlib.suppress(Exception):
             traceback.print_exc()
@@ -78,19 +79,25 @@ def run_process(job: RunJob, descriptors: list[int]) -> None:
 
 def _test_child(
     folder: Path,
-    source_fd: int,
+    test_fds: tuple[int, int],
     events_fd: int,
     requests: int,
     replies: int,
     output: int,
     job: RunJob,
 ) -> None:
-    """The test process: write the test file, point the module at the stand-in, run pytest."""
-    _isolate(folder, (source_fd, events_fd, requests, replies), output, job)
+    """The test process: write the test file (and pytest's compiled form of it, which the
+    grader made), point the module at the stand-in, run pytest."""
+    _isolate(folder, (*test_fds, events_fd, requests, replies), output, job)
     test_file = folder / "tests" / str(job["test_name"])
-    test_file.write_bytes(implementation.read_source(source_fd))
+    source, compiled = (implementation.read_source(fd) for fd in test_fds)
+    test_file.write_bytes(source)
     test_file.chmod(0o600)
     os.utime(test_file, (EPOCH, EPOCH))
+    if compiled:
+        cache = get_cache_dir(test_file)
+        cache.mkdir(mode=0o700)
+        (cache / (test_file.name[:-3] + PYC_TAIL)).write_bytes(compiled)
     proxy.install(requests, replies, str(job["module"]), job["contract"]["exceptions"])
     recorder = OutcomeRecorder(events_fd, reverse=bool(job.get("reverse")))
     enforce_grader_settings()

@@ -55,7 +55,7 @@ import pytest
 from grader.catalog import kit_root
 from grader.sandbox import confine, libc, procfs, protocol, reaper
 from grader.sandbox.confine import Confinement
-from grader.sandbox.protocol import JobMessage, RunRecord, Started, channel
+from grader.sandbox.protocol import JobMessage, RunJob, RunRecord, Started, channel
 from grader.sandbox.worker.child import PYTEST_ARGS, run_process
 from grader.sandbox.worker.forkserver import ForkServer, Spawned
 
@@ -65,6 +65,10 @@ EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
 
 CONTROL_FD = 0
 """The worker's stdin: a Unix socket on which each job comes with its sources' descriptors."""
+
+SOURCES = 3
+"""The descriptors every job brings: the implementation, the test file, the test file as
+pytest compiles it (``host.compiled``; empty where it would not compile)."""
 
 MAX_DEPENDENCIES = 8
 """The most modules besides the implementation a job may bring for its implementation process."""
@@ -102,21 +106,21 @@ def serve(scratch: Path, confinement: Confinement) -> None:
 
 
 def _receive_job(control: socket.socket) -> tuple[JobMessage | None, list[int]]:
-    """The next job and its source descriptors (implementation, tests, then one per
-    dependency the job names); ``None`` at the end.
+    """The next job and its source descriptors (implementation, tests, the tests compiled,
+    then one per dependency the job names); ``None`` at the end.
 
     The sources come as file descriptors the worker passes on to the run's
     children unread: no implementation's code is ever in this process's memory,
     so no process forked from it can find one there.
     """
     size = protocol.MAX_JOB_BYTES + protocol.LENGTH_BYTES
-    message, fds, _, _ = socket.recv_fds(control, size, 2 + MAX_DEPENDENCIES)
+    message, fds, _, _ = socket.recv_fds(control, size, SOURCES + MAX_DEPENDENCIES)
     if not message:
         for fd in fds:
             os.close(fd)
         return None, []
     job: JobMessage = protocol.json_of_frame(message, protocol.MAX_JOB_BYTES)
-    if len(fds) != 2 + len(job["dependencies"]):
+    if len(fds) != SOURCES + len(job["dependencies"]):
         raise GraderGone
     return job, fds
 
@@ -170,7 +174,8 @@ def run_job(
         _lay_out(folder, confinement, identities["test"], identities["impl"])
         joined = cgroups.start_run()
         started = marks["set up"] = time.monotonic()
-        events_read = _spawn_pair(job, sources, folder, identities, joined, server, spawned)
+        jobs = _run_jobs(job, folder, confinement)
+        events_read = _spawn_pair(jobs, sources, folder, identities, joined, server, spawned)
         marks["spawn"] = time.monotonic()
         test = spawned[1]
         usage = _Usage([process.pid for process in spawned], cgroups)
@@ -200,8 +205,26 @@ def run_job(
         steps.update(_steps(marks))
 
 
+def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[RunJob, RunJob]:
+    """The job as the run's implementation process and its test process each get it."""
+    # The run gets no limit of its own: the worker enforces them. A limit measured from the
+    # reference (a mutant's) differs from run to run; in the job it would change the run's
+    # memory, and so the order of a set of plain objects, and it would tell runs apart.
+    job = {**job, "time_limit": 0.0, "wall": 0.0}
+    implementation: RunJob = {**job, "folder": str(folder), "kind": "implementation"}
+    test: RunJob = {**job, "folder": str(folder), "kind": "test"}
+    # Where the test cannot see the implementation process (a PID namespace of its own), that
+    # runs on its worker's CPU; the test process follows it there, so a call and its answer
+    # stay on one CPU. The test's own placement, and its copy of the job, are every run's.
+    test.pop("implementation_cpus", None)
+    cpus = implementation.pop("implementation_cpus", None)
+    if cpus and confine.pins_implementation(confinement):
+        implementation["cpus"] = cpus
+    return implementation, test
+
+
 def _spawn_pair(
-    job: JobMessage,
+    jobs: tuple[RunJob, RunJob],
     sources: list[int],
     folder: Path,
     identities: dict[str, int | None],
@@ -211,11 +234,8 @@ def _spawn_pair(
 ) -> int:
     """Start the implementation's process, then the test's, into ``spawned`` (so the caller
     closes whatever started, even if the second fails); the events channel's read end."""
-    implementation_source, test_source, *dependency_sources = sources
-    # The run gets no limit of its own: the worker enforces them. A limit measured from the
-    # reference (a mutant's) differs from run to run; in the job it would change the run's
-    # memory, and so the order of a set of plain objects, and it would tell runs apart.
-    job = {**job, "time_limit": 0.0, "wall": 0.0}
+    implementation_source, test_source, test_compiled, *dependency_sources = sources
+    implementation_job, test_job = jobs
     output = os.open(folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
     # Only root could reopen them through /proc: both ends are confined and not dumpable.
@@ -225,7 +245,7 @@ def _spawn_pair(
     try:
         spawned.append(
             server.spawn(
-                {**job, "folder": str(folder), "kind": "implementation"},
+                implementation_job,
                 [implementation_source, requests[0], replies[1], output, *dependency_sources],
                 folder,
                 identities["impl"],
@@ -234,8 +254,8 @@ def _spawn_pair(
         )
         spawned.append(
             server.spawn(
-                {**job, "folder": str(folder), "kind": "test"},
-                [test_source, events_write, requests[1], replies[0], output],
+                test_job,
+                [test_source, test_compiled, events_write, requests[1], replies[0], output],
                 folder,
                 identities["test"],
                 cgroups,
