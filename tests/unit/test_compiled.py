@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,33 @@ def test_the_pyc_keeps_the_rewritten_explanation(tmp_path: Path) -> None:
     with pytest.raises(AssertionError) as failure:
         namespace["test_sum"]()  # type: ignore[operator]
     assert "where 3 = sum([1, 2])" in str(failure.value)
+
+
+def test_a_file_nested_deeper_than_a_run_compiles_is_left_to_the_run() -> None:
+    """How deep Python compiles depends on the recursion limit, which the grader's process
+    raises: a 5000-term sum compiles here but not in a run, so the run must compile it."""
+    terms = " + ".join(["1"] * 5000)
+    assert rewritten_pyc(f"def test_deep():\n    assert {terms} > 0\n".encode()) == b""
+    shallow = " + ".join(["1"] * 50)
+    assert rewritten_pyc(f"def test_shallow():\n    assert {shallow} > 0\n".encode()) != b""
+
+
+def test_the_pyc_is_the_same_bytes_whatever_else_the_grader_imported() -> None:
+    """Every run of a file starts from the same bytes, so from the same heap, in every grader
+    process (a check, a batch, a tdd): the pyc does not depend on what else is loaded."""
+    script = (
+        "{imports}\n"
+        "import hashlib, sys\n"
+        "from grader.sandbox.host.compiled import rewritten_pyc\n"
+        "print(hashlib.sha256(rewritten_pyc(open(sys.argv[1], 'rb').read())).hexdigest())\n"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script.format(imports=imports), str(CHAPTER.model_tests)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for imports in ("", "import hypothesis, json, asyncio", "import grader.commands.batch")
+    }
+    assert len(digests) == 1 and len(digests.pop().strip()) == 64
