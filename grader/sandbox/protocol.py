@@ -66,6 +66,8 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 100
 """How deeply tuples and lists may nest in one value of plain data."""
 MARSHAL_VERSION = 4
+READ_AHEAD_BYTES = 64 * 1024
+"""The most a call channel reads at once."""
 MAX_JOB_BYTES = 1 << 20
 """The longest job message a worker takes on its control socket."""
 
@@ -102,8 +104,11 @@ def channel() -> tuple[int, int]:
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Write ``data`` to ``fd``, all of it."""
-    view = memoryview(data)
+    """Write ``data`` to ``fd``, all of it (mostly in one call: a frame is written whole)."""
+    written = _write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         view = view[_write(fd, view) :]
 
@@ -133,10 +138,7 @@ def read_frame(fd: int, limit: int = MAX_FRAME_BYTES) -> bytes:
     """The body of the next frame on ``fd``; ``WireError`` if the peer is gone or announces
     more than ``limit`` bytes."""
     try:
-        size = int.from_bytes(read_exactly(fd, LENGTH_BYTES), BYTE_ORDER)
-        if size > limit:
-            raise WireError(f"garbage (a frame of {size} bytes, more than {limit})")
-        return read_exactly(fd, size)
+        return read_exactly(fd, _frame_size(read_exactly(fd, LENGTH_BYTES), limit))
     except OSError as error:
         raise WireError(f"nothing: the channel failed ({error.strerror})") from None
 
@@ -147,13 +149,18 @@ def take_frame(buffer: bytes, limit: int = MAX_FRAME_BYTES) -> tuple[bytes | Non
     ``limit`` bytes."""
     if len(buffer) < LENGTH_BYTES:
         return None, buffer
-    size = int.from_bytes(buffer[:LENGTH_BYTES], BYTE_ORDER)
-    if size > limit:
-        raise WireError(f"garbage (a frame of {size} bytes, more than {limit})")
-    end = LENGTH_BYTES + size
+    end = LENGTH_BYTES + _frame_size(buffer[:LENGTH_BYTES], limit)
     if len(buffer) < end:
         return None, buffer
     return buffer[LENGTH_BYTES:end], buffer[end:]
+
+
+def _frame_size(header: bytes, limit: int) -> int:
+    """The body size a frame's ``header`` announces; ``WireError`` past ``limit``."""
+    size = int.from_bytes(header, BYTE_ORDER)
+    if size > limit:
+        raise WireError(f"garbage (a frame of {size} bytes, more than {limit})")
+    return size
 
 
 def send_number(fd: int, number: int) -> None:
@@ -449,13 +456,40 @@ def send(fd: int, message: Any) -> None:
     write_all(fd, encode(message))
 
 
-def receive(fd: int) -> Any:
-    """Read one frame of plain data from ``fd``; ``WireError`` if the peer is gone or sent
-    garbage."""
-    body = read_frame(fd)
-    try:
-        message = _loads(body)
-        check_plain(message)
-    except (ValueError, EOFError, TypeError, RecursionError) as error:
-        raise WireError(f"garbage (a frame that is not plain data: {error})") from None
-    return message
+class Calls:
+    """The reading end of a call channel: plain data, frame by frame.
+
+    A peer writes each frame whole, so one read mostly brings one frame (or
+    more: what follows stays here for the next), not two reads of header and
+    body; a call is two frames, and there are hundreds of thousands.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = b""
+
+    def receive(self) -> Any:
+        """The next frame's plain data; ``WireError`` if the peer is gone or sent garbage."""
+        body = self._frame()
+        try:
+            message = _loads(body)
+            check_plain(message)
+        except (ValueError, EOFError, TypeError, RecursionError) as error:
+            raise WireError(f"garbage (a frame that is not plain data: {error})") from None
+        return message
+
+    def _frame(self) -> bytes:
+        buffer = self._buffer
+        try:
+            while len(buffer) < LENGTH_BYTES:
+                chunk = _read(self.fd, READ_AHEAD_BYTES)
+                if not chunk:
+                    raise WireError("nothing: it ended")
+                buffer += chunk
+            end = LENGTH_BYTES + _frame_size(buffer[:LENGTH_BYTES], MAX_FRAME_BYTES)
+            if len(buffer) < end:
+                buffer += read_exactly(self.fd, end - len(buffer))
+        except OSError as error:
+            raise WireError(f"nothing: the channel failed ({error.strerror})") from None
+        self._buffer = buffer[end:]
+        return buffer[LENGTH_BYTES:end]

@@ -11,6 +11,7 @@ import marshal
 import os
 import textwrap
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def through_a_pipe(message: object) -> object:
     read_end, write_end = os.pipe()
     try:
         protocol.send(write_end, message)
-        return protocol.receive(read_end)
+        return protocol.Calls(read_end).receive()
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -40,7 +41,7 @@ def garbage(body: bytes) -> object:
     read_end, write_end = os.pipe()
     try:
         os.write(write_end, len(body).to_bytes(4, "big") + body)
-        return protocol.receive(read_end)
+        return protocol.Calls(read_end).receive()
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -80,7 +81,28 @@ def test_a_frame_that_is_not_plain_data_is_garbage() -> None:
     os.write(write_end, (1 << 31).to_bytes(4, "big"))
     os.close(write_end)
     with pytest.raises(protocol.WireError, match="more than"):
-        protocol.receive(read_end)
+        protocol.Calls(read_end).receive()
+    os.close(read_end)
+
+
+def test_frames_cross_whatever_the_reads_bring() -> None:
+    """Two frames in one write, a frame in many small writes, a frame larger than a read:
+    each arrives whole and in order; a channel that ends mid-frame is a ``WireError``."""
+    big = list(range(100_000))
+    read_end, write_end = os.pipe()
+    calls = protocol.Calls(read_end)
+    os.write(write_end, protocol.encode(["one"]) + protocol.encode(["two", 2]))
+    assert [calls.receive(), calls.receive()] == [["one"], ["two", 2]]
+    for byte in protocol.encode(["three", (3,)]):
+        os.write(write_end, bytes([byte]))
+    assert calls.receive() == ["three", (3,)]
+    with ThreadPoolExecutor(1) as writer:
+        writer.submit(protocol.write_all, write_end, protocol.encode(big))
+        assert calls.receive() == big
+    os.write(write_end, protocol.encode(["cut short"])[:-2])
+    os.close(write_end)
+    with pytest.raises(protocol.WireError, match="ended"):
+        calls.receive()
     os.close(read_end)
 
 

@@ -201,7 +201,11 @@ class Server:
     """Answers one test process's requests about one loaded module."""
 
     def __init__(
-        self, module: types.ModuleType, contract: Contract, requests: int, replies: int
+        self,
+        module: types.ModuleType,
+        contract: Contract,
+        requests: protocol.Calls,
+        replies: int,
     ) -> None:
         self.module = module
         self.contract = contract
@@ -215,7 +219,7 @@ class Server:
         """Answer requests until the test process goes away."""
         while True:
             try:
-                message = protocol.receive(self.requests)
+                message = self.requests.receive()
             except protocol.WireError:
                 return
             self.answer(message)
@@ -289,6 +293,8 @@ class Server:
     def arguments(
         self, arguments: list[Any], keywords: list[list[Any]], callbacks: list[Any]
     ) -> tuple[list[Any], dict[str, Any]]:
+        if not keywords and not callbacks:
+            return arguments, {}
         args = list(arguments)
         kwargs = {str(key): value for key, value in keywords}
         for place in callbacks:
@@ -305,7 +311,7 @@ class Server:
         def call_back(*args: Any) -> Any:
             protocol.send(self.replies, ["callback", place, list(args)])
             while True:
-                message = protocol.receive(self.requests)
+                message = self.requests.receive()
                 if message[0] == "returned":
                     return message[1]
                 if message[0] == "raised":
@@ -368,8 +374,9 @@ def run(
     source = read_source(source_fd)
     sources = {name: read_source(fd) for name, fd in (dependencies or {}).items()}
     sys.meta_path.insert(0, Dependencies(sources))
+    calls = protocol.Calls(requests)
     try:
-        protocol.receive(requests)  # nothing of the module runs before the tests are collected
+        calls.receive()  # nothing of the module runs before the tests are collected
     except protocol.WireError:
         return
     try:
@@ -381,4 +388,4 @@ def run(
         return
     del source
     protocol.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
-    Server(module, contract, requests, replies).serve()
+    Server(module, contract, calls, replies).serve()

@@ -56,7 +56,7 @@ class _Connection:
 
     def __init__(self, requests: int, replies: int, module: str, passed: tuple[str, ...]) -> None:
         self.requests = requests
-        self.replies = replies
+        self.replies = protocol.Calls(replies)
         self.module = module
         self.passed = tuple(getattr(builtins, name) for name in passed)
         self.dropped: list[int] = []
@@ -74,7 +74,7 @@ class _Connection:
                 protocol.send(self.requests, ["drop", dropped])
             protocol.send(self.requests, message)
             while True:
-                reply = protocol.receive(self.replies)
+                reply = self.replies.receive()
                 kind = reply[0]
                 if kind == "ok":
                     return reply[1]
@@ -326,7 +326,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         if self.names is None and self.failure is None:
             try:
                 protocol.send(self.connection.requests, ["load"])
-                hello = protocol.receive(self.connection.replies)
+                hello = self.connection.replies.receive()
             except (protocol.WireError, OSError) as error:
                 raise ImportError(f"the {self.connection.module} process sent {error}") from None
             if hello[0] == "import-failed":
