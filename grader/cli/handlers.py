@@ -79,7 +79,9 @@ def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int
 def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.diff import diff_against_reference
 
-    diff = diff_against_reference(chapter, args.submission, ref_deps=args.ref_deps)
+    limits = Limits(ref_deps=args.ref_deps)
+    cache = None if args.no_cache else ResultCache()
+    diff = diff_against_reference(chapter, args.submission, limits, cache)
     render_diff(console, chapter, diff)
     return EXIT_PASS
 

@@ -264,12 +264,7 @@ def _add_check(subparsers: SubParsers) -> None:
     )
     _add_time_limit(sub, "time limit of the course tests and of your tests on the reference")
     _add_isolation(sub)
-    sub.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="run every phase again, even those whose files and kit are unchanged since an "
-        "earlier check (kept in the grader's own cache folder, never in the submission)",
-    )
+    _add_no_cache(sub)
     sub.add_argument(
         "--tests-time-limit",
         type=_seconds,
@@ -489,6 +484,16 @@ def _add_diff(subparsers: SubParsers) -> None:
     _add_chapter(sub)
     _add_submission(sub)
     _add_ref_deps(sub)
+    _add_no_cache(sub)
+
+
+def _add_no_cache(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every phase again, even those whose files and kit are unchanged since an "
+        "earlier check (kept in the grader's own cache folder, never in the submission)",
+    )
 
 
 def _add_audit(subparsers: SubParsers) -> None:

@@ -103,7 +103,8 @@ def check(
     yours_phase = cache.get(keys["yours"], YoursPhase) if cache else None
     if course_phase is None or tests_phase is None or yours_phase is None:
         if pool is None:
-            with WorkerPool(minimum=limits.isolation) as own_pool:
+            other_seed = tests_phase is None  # its one run is in the tests' phase
+            with WorkerPool(minimum=limits.isolation, other_seed=other_seed) as own_pool:
                 return check(chapter, folder, limits, progress, own_pool, cache)
         course_phase, tests_phase, yours_phase = _run_phases(
             chapter,
@@ -180,6 +181,30 @@ def _report(
         settings=settings,
         dependencies=resolved.uses,
     )
+
+
+def course_tests_only(
+    chapter: Chapter, folder: Path, limits: Limits = Limits(), cache: ResultCache | None = None
+) -> CourseTestsResult:
+    """Phase 1 alone, the verdict on the code (``diff`` needs no more): the cached result of
+    the same ``radix.py`` and kit where the cache holds one (a ``check`` just made it), else
+    the course tests run as ``check`` runs them, and the result cached in turn."""
+    submission = read_submission(chapter, folder)
+    resolved = resolve(chapter, folder, submission.implementation, limits.ref_deps)
+    key = _phase_keys(chapter, submission, limits, resolved.sources)["course_tests"]
+    phase = cache.get(key, CoursePhase) if cache else None
+    if phase is None:
+        with (
+            WorkerPool(minimum=limits.isolation, other_seed=False) as pool,
+            ThreadPoolExecutor(pool.workers + 1) as threads,
+        ):
+            runs = _start_course_tests(chapter, submission, limits, pool, threads, resolved.sources)
+            merged = merged_runs([run.result() for run in runs]) if runs else None
+            course = _course_result(chapter, submission, merged)
+            phase = CoursePhase(course, pool.isolation, merged.seconds if merged else 0.0)
+        if cache is not None:
+            cache.put(key, phase)
+    return phase.result
 
 
 def compare_with_the_kit(chapter: Chapter, tests: str | None) -> tuple[KnownSource, ...]:

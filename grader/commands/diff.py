@@ -6,33 +6,33 @@ import difflib
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.dependencies import resolve
+from grader.commands.check import course_tests_only
 from grader.errors import EXIT_FAIL, GraderError
-from grader.jobs import course_tests_job
-from grader.sandbox.host.pool import WorkerPool
+from grader.jobs import Limits
+from grader.regrade import ResultCache
 from grader.submission import read_submission
 
 
 def diff_against_reference(
-    chapter: Chapter, folder: Path, time_limit: float = 120.0, ref_deps: bool = False
+    chapter: Chapter,
+    folder: Path,
+    limits: Limits = Limits(),
+    cache: ResultCache | None = None,
 ) -> str:
     """A unified diff from the student's ``radix.py`` to the reference: this chapter's file
     alone, never an earlier chapter's module beside it.
 
     Refuses (a ``GraderError`` with the fail exit code) until every course
     test passes on the student's code (run with the submission's own copy of
-    each earlier chapter's module, or the kit's with ``ref_deps``): the
-    reference is the answer.
+    each earlier chapter's module, or the kit's with ``limits.ref_deps``): the
+    reference is the answer. The course tests' result is ``check``'s own,
+    taken from ``cache`` when the last check graded the same ``radix.py``.
     """
     submission = read_submission(chapter, folder)
     if submission.implementation is None:
         raise GraderError(submission.implementation_problem or "no implementation", EXIT_FAIL)
-    dependencies = resolve(chapter, folder, submission.implementation, ref_deps).sources
-    job = course_tests_job(chapter, submission.implementation, time_limit, dependencies)
-    with WorkerPool(workers=1) as pool:
-        run = pool.run(job)
-    names = [test.name for test in chapter.course_tests]
-    failing = [name for name in names if run.outcome(name) != "passed"]
+    results = course_tests_only(chapter, folder, limits, cache).results
+    failing = [name for name, status in results.items() if status != "passed"]
     if failing:
         raise GraderError(
             f"the diff is shown once every course test passes; still failing: {', '.join(failing)} "

@@ -18,6 +18,7 @@ import pytest
 from grader.catalog import load_chapter
 from grader.commands import check as check_module
 from grader.commands.check import CoursePhase, ValidationPhase, check
+from grader.commands.diff import diff_against_reference
 from grader.output.check_json import report_to_dict
 from grader.regrade import ResultCache, content_key, from_data, kit_fingerprint
 from grader.results.check import MutantResult, MutationResult, StudentTestsResult
@@ -74,7 +75,8 @@ def test_a_reused_result_is_the_recomputed_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Cold, every phase runs; unchanged, none does (no worker starts); with radix.py
-    changed, only the phases that read it run again. Each report equals a fresh one."""
+    changed, only the phases that read it run again. Each report equals a fresh one, and a
+    diff after the check runs nothing."""
     folder = tmp_path / "submission"
     (folder / "tests").mkdir(parents=True)
     shutil.copyfile(CHAPTER.reference, folder / CHAPTER.implementation)
@@ -103,3 +105,8 @@ def test_a_reused_result_is_the_recomputed_one(
     fresh = check(CHAPTER, folder)
     assert fresh.reused == ()
     assert without_timings(changed) == without_timings(fresh)
+
+    with monkeypatch.context() as patched:  # diff takes the course tests' verdict from check
+        patched.setattr(check_module, "WorkerPool", NoWorkers)
+        shown = diff_against_reference(CHAPTER, folder, cache=ResultCache(tmp_path / "cache"))
+    assert "-# a comment" in shown.splitlines()

@@ -17,6 +17,7 @@ from hostile_harness import (
     REFERENCE,
     busy_cores,
     lay_out,
+    processes_mentioning,
     report_back,
     reported,
     run,
@@ -27,7 +28,7 @@ from grader.catalog import Chapter
 from grader.commands.check import check
 from grader.output.check_json import report_to_dict
 from grader.sandbox.confine import LEVELS, IsolationLevel
-from grader.sandbox.host.job import Job
+from grader.sandbox.host.job import OTHER_HASH_SEED, Job
 from grader.sandbox.host.pool import WorkerPool
 
 pytest_plugins = ["hostile_harness"]
@@ -327,3 +328,23 @@ def test_the_implementation_runs_on_its_workers_cpu_and_the_test_anywhere(
         assert len(homes) == min(2, len(everywhere)), runs
     else:
         assert all(implementation == everywhere for _, implementation, _ in runs), runs
+
+
+def test_the_other_seed_worker_starts_only_when_a_run_needs_it() -> None:
+    """A pool told so starts its other-seed worker at the first run with that seed (a check
+    whose tests' phase is cached never needs it), and that run gets the other seed."""
+    source = f"""
+        import base64, json, zlib
+
+        def test_seed():
+            seen = hash("grader")
+            {report_back("seen")}
+    """
+    with WorkerPool(workers=1, other_seed=False) as pool:
+        marker = str(pool.scratch)
+        fixed = reported(run(pool, source), "test_seed")
+        before = len(processes_mentioning(marker))
+        other = reported(run(pool, source, hash_seed=OTHER_HASH_SEED), "test_seed")
+        after = len(processes_mentioning(marker))
+    assert fixed != other
+    assert after > before

@@ -41,8 +41,10 @@ class WorkerPool:
     """Warm workers sharing one scratch folder, removed with every trace when the pool closes.
 
     ``workers`` workers run with the fixed hash seed; one more runs with
-    another seed, for the run that checks a test file does not depend on it.
-    Safe to call ``run`` from several threads at once.
+    another seed, for the run that checks a test file does not depend on it:
+    started with the others, or with ``other_seed=False`` only when a run needs
+    it (a check whose tests' phase is cached, a diff: its warm-up is a core's
+    second). Safe to call ``run`` from several threads at once.
 
     ``close`` stops every worker, which kills its run and every process the
     run started, and removes the scratch folder; runs still waiting then raise
@@ -56,6 +58,7 @@ class WorkerPool:
         workers: int = WORKERS,
         minimum: IsolationLevel = "none",
         at_most: IsolationLevel = "namespaces",
+        other_seed: bool = True,
     ) -> None:
         self.workers = workers
         self.scratch: Path | None = None
@@ -90,16 +93,31 @@ class WorkerPool:
                             "cannot pass through, so the confined runs cannot reach it; "
                             "set TMPDIR to a folder such as /tmp"
                         )
-                cpus = sorted(os.sched_getaffinity(0))
-                seeds = [FIXED_HASH_SEED] * workers + [OTHER_HASH_SEED]
-                for index, seed in enumerate(seeds):
-                    home = cpus[index % len(cpus)]  # one worker's calls per CPU
-                    worker = Worker(self.scratch, seed, cpus, self.isolation, home)
-                    self._all.append(worker)
-                    self._idle.setdefault(seed, queue.Queue()).put(worker)
+                for _ in range(workers):
+                    self._start_worker(FIXED_HASH_SEED)
+                if other_seed:
+                    self._start_worker(OTHER_HASH_SEED)
         except BaseException:
             self.close()
             raise
+
+    def _start_worker(self, seed: int) -> queue.Queue[Worker]:
+        """One more worker, with hash seed ``seed``, its calls on the next CPU in turn."""
+        cpus = sorted(os.sched_getaffinity(0))
+        home = cpus[len(self._all) % len(cpus)]
+        assert self.scratch is not None
+        worker = Worker(self.scratch, seed, cpus, self.isolation, home)
+        self._all.append(worker)
+        idle = self._idle.setdefault(seed, queue.Queue())
+        idle.put(worker)
+        return idle
+
+    def _workers_of(self, seed: int) -> queue.Queue[Worker]:
+        """The idle workers with hash seed ``seed``, the first started if there is none yet."""
+        with self._lock, _stop_deferred():
+            if self._closed.is_set():
+                raise GraderError("grading was stopped before it finished")
+            return self._idle.get(seed) or self._start_worker(seed)
 
     def run(self, job: Job) -> RunResult:
         """Run ``job`` once, beside whatever else the pool runs."""
@@ -128,12 +146,13 @@ class WorkerPool:
         with self._gate.exclusive() if alone else self._gate.shared():
             if self._closed.is_set():
                 raise GraderError("grading was stopped before it finished")
-            worker = self._idle[job.hash_seed].get()
+            idle = self._workers_of(job.hash_seed)
+            worker = idle.get()
             try:
                 with self._one_at_a_time or contextlib.nullcontext():
                     return worker.run(job, self._closed, confirming=alone)
             finally:
-                self._idle[job.hash_seed].put(worker)
+                idle.put(worker)
 
     def _interrupted(self, signum: int, frame: FrameType | None) -> None:
         """Ctrl-C, SIGTERM or SIGHUP: stop everything first, then let the interrupt unwind."""
