@@ -7,6 +7,7 @@ from its run through the one table in ``grader.results.status``.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
@@ -15,9 +16,15 @@ from grader.jobs import PHASES, Progress, student_tests_job
 from grader.provenance import text_digest
 from grader.results.check import MutantResult, MutationResult
 from grader.results.status import mutant_status
+from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
 from grader.validation import problems_on_correct
+
+
+class Stopped(Exception):
+    """The mutation phase was stopped before it ended: it has no result."""
+
 
 REFERENCE_AMONG_MUTANTS = 2
 """How often the reference runs again among the mutant runs, under the mutants' limits."""
@@ -32,11 +39,15 @@ def run_mutants(
     threads: ThreadPoolExecutor,
     progress: Progress | None = None,
     ceiling: float | None = None,
+    stop: threading.Event | None = None,
 ) -> MutationResult:
     """Phase 3: the test file ``tests`` against every planted mutant, ``limit`` seconds of CPU
     time each, every run seeing the limits ``ceiling``; and the reference again, at places
     among them (``reference_places``), under the same conditions: what fails on any of
-    those is in ``reference_problems``, and makes the file not valid."""
+    those is in ``reference_problems``, and makes the file not valid.
+
+    Once ``stop`` is set (the file proved not valid meanwhile) no more runs start, and the
+    phase raises ``Stopped``."""
     reference = chapter.reference.read_text(encoding="utf-8")
     ids = [mutant.id for mutant in chapter.mutants]
     order = list(ids)
@@ -48,12 +59,19 @@ def run_mutants(
         )
         for name in order
     }
-    futures = {name: threads.submit(pool.run, job) for name, job in jobs.items()}
+    stop = stop or threading.Event()
+
+    def run(job: Job) -> RunResult | None:
+        return None if stop.is_set() else pool.run(job)
+
+    futures = {name: threads.submit(run, job) for name, job in jobs.items()}
     for done, _ in enumerate(as_completed(futures.values()), start=1):
-        if progress is not None:
+        if progress is not None and not stop.is_set():
             progress(PHASES["mutants"], done, len(futures))
+    if stop.is_set():
+        raise Stopped
     # A timeout is a kill (or, on the reference, a file not valid) only once confirmed alone.
-    runs = {name: pool.confirm(jobs[name], futures[name].result()) for name in order}
+    runs = {name: pool.confirm(jobs[name], _ran(futures[name].result())) for name in order}
     results = tuple(
         replace(
             _mutant_result(m, runs[m.id], chapter.show_mutant_titles),
@@ -68,6 +86,11 @@ def run_mutants(
             problems += problems_on_correct(runs[name], what, chapter.student_tests, limit)
     unique = tuple(dict.fromkeys(problems))
     return MutationResult(chapter.threshold, chapter.required, results, unique)
+
+
+def _ran(result: RunResult | None) -> RunResult:
+    assert result is not None, "a run is skipped only once the phase is stopped"
+    return result
 
 
 def reference_places(tests: str, mutants: int) -> list[int]:

@@ -9,6 +9,7 @@ mutant phase alike.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
@@ -43,8 +44,13 @@ def validate(
     limits: Limits,
     pool: WorkerPool,
     threads: ThreadPoolExecutor,
+    on_reference: Callable[[RunResult], None] | None = None,
 ) -> StudentTestsResult:
-    """Phase 2: is the student's test file one whose kills can be trusted?"""
+    """Phase 2: is the student's test file one whose kills can be trusted?
+
+    ``on_reference`` is called with the first run on the reference as soon as it is
+    settled and shows the file right there, while the other runs go on: the mutants'
+    limit is known from then (``check`` starts them there)."""
     required = [test.name for test in chapter.required_tests]
     if submission.tests is None:
         problem = submission.tests_problem or "no test file"
@@ -64,7 +70,7 @@ def validate(
         )
 
     runs = _Runs(chapter, submission.tests, limits, pool, threads)
-    result = _run_validation(chapter, submission.tests, runs, missing)
+    result = _run_validation(chapter, submission.tests, runs, missing, on_reference)
     return replace(result, tests=tuple(tests), notes=notes, missing_reasons=why_missing)
 
 
@@ -105,7 +111,11 @@ class _Runs:
 
 
 def _run_validation(
-    chapter: Chapter, source: str, runs: _Runs, missing: tuple[str, ...]
+    chapter: Chapter,
+    source: str,
+    runs: _Runs,
+    missing: tuple[str, ...],
+    on_reference_passed: Callable[[RunResult], None] | None,
 ) -> StudentTestsResult:
     """The file on the reference (twice), every wheat and the stub; what each run shows."""
     filename, limit = chapter.student_tests, runs.limits.student_tests
@@ -117,6 +127,8 @@ def _run_validation(
 
     on_reference = runs.settled(first)
     problems = problems_on_correct(on_reference, "the reference", filename, limit)
+    if not problems and not missing and on_reference_passed is not None:
+        on_reference_passed(on_reference)
     rerun = runs.settled(again) if not problems else again.result()
     if not problems:
         problems += _flaky(on_reference, rerun)

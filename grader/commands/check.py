@@ -17,6 +17,8 @@ of the submission becomes a value in the report; only a broken kit raises.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -33,7 +35,7 @@ from grader.jobs import (
     mutant_limit,
     student_tests_job,
 )
-from grader.mutation import run_mutants
+from grader.mutation import Stopped, run_mutants
 from grader.patching import mutant_sources
 from grader.provenance import result_key
 from grader.regrade import ResultCache, content_key, kit_fingerprint
@@ -309,30 +311,38 @@ def _grade_tests(
     threads: ThreadPoolExecutor,
     say: Progress,
 ) -> ValidationPhase:
-    """Validation, then the mutants, of the student's test file."""
+    """Validation and the mutants of the student's test file.
+
+    The mutants' limit comes from the first run on the reference, so they start as soon
+    as that run shows the file right, beside the rest of the validation; if the file then
+    proves not valid, no more of them start and their phase has no result."""
     validation_started = time.monotonic()
     say(PHASES["validation"], 0, 0)
-    student = validate(chapter, submission, limits, pool, threads)
-    validation_seconds = time.monotonic() - validation_started
-    mutation_started = time.monotonic()
-    mutation = None
-    if student.valid and submission.tests is not None:
-        mutation = run_mutants(
-            chapter,
-            submission.tests,
-            mutants,
-            mutant_limit(limits, student.reference_seconds),
-            pool,
-            threads,
-            say,
-            ceiling=limits.student_tests,
-        )
+    started: list[tuple[float, Future[MutationResult]]] = []
+    stop = threading.Event()
+
+    def start_mutants(on_reference: RunResult) -> None:
+        assert submission.tests is not None
+        limit = mutant_limit(limits, on_reference.cpu_seconds)
+        phase = (submission.tests, mutants, limit, pool, threads, say, limits.student_tests, stop)
+        started.append((time.monotonic(), coordinator.submit(run_mutants, chapter, *phase)))
+
+    with ThreadPoolExecutor(1) as coordinator:  # not one of the runs' threads: it waits on them
+        student = validate(chapter, submission, limits, pool, threads, start_mutants)
+        validation_seconds = time.monotonic() - validation_started
+        mutation, mutation_seconds = None, 0.0
+        if started and not student.valid:
+            stop.set()
+            with contextlib.suppress(Stopped):
+                started[0][1].result()
+        elif started:
+            mutation = started[0][1].result()
+            mutation_seconds = time.monotonic() - started[0][0]
+    if mutation is not None:
         problems = mutation.reference_problems + tuple(m.message for m in mutation.errors)
         if problems:
             student = replace(student, valid=False, problems=student.problems + problems)
-    return ValidationPhase(
-        student, mutation, pool.isolation, validation_seconds, time.monotonic() - mutation_started
-    )
+    return ValidationPhase(student, mutation, pool.isolation, validation_seconds, mutation_seconds)
 
 
 def unmodified_files(chapter: Chapter, submission: Submission) -> tuple[str, ...]:
