@@ -448,7 +448,8 @@ def _too_deep() -> NotPlainData:
 def encode(message: Any) -> bytes:
     """One frame holding ``message``; ``NotPlainData`` if it is not plain data."""
     check_plain(message)
-    return frame(_dumps(message, MARSHAL_VERSION))
+    body = _dumps(message, MARSHAL_VERSION)
+    return len(body).to_bytes(LENGTH_BYTES, BYTE_ORDER) + body
 
 
 def send(fd: int, message: Any) -> None:
@@ -478,18 +479,18 @@ class Calls:
             raise WireError(f"garbage (a frame that is not plain data: {error})") from None
         return message
 
-    def _frame(self) -> bytes:
+    def _frame(self) -> memoryview:
         buffer = self._buffer
         try:
             while len(buffer) < LENGTH_BYTES:
                 chunk = _read(self.fd, READ_AHEAD_BYTES)
                 if not chunk:
                     raise WireError("nothing: it ended")
-                buffer += chunk
+                buffer = buffer + chunk if buffer else chunk
             end = LENGTH_BYTES + _frame_size(buffer[:LENGTH_BYTES], MAX_FRAME_BYTES)
             if len(buffer) < end:
                 buffer += read_exactly(self.fd, end - len(buffer))
         except OSError as error:
             raise WireError(f"nothing: the channel failed ({error.strerror})") from None
-        self._buffer = buffer[end:]
-        return buffer[LENGTH_BYTES:end]
+        self._buffer = buffer[end:] if len(buffer) > end else b""
+        return memoryview(buffer)[LENGTH_BYTES:end]  # no copy: marshal reads it in place
