@@ -8,7 +8,8 @@ cache, this measures ``grader check`` as a student runs it (a fresh process):
   report, is printed beside the process's);
 - ``radix.py`` changed (a comment added): only the course tests and the run of
   the student's tests on their code again; target at most the cold check's
-  course-test phase plus 1 s.
+  course-test phase (its wall time in the report, from the phase's start to its
+  last run's end) plus 1 s.
 
 ``--repeat N`` takes the best of N runs of each warm case.
 """

@@ -56,6 +56,7 @@ class CoursePhase:
     result: CourseTestsResult
     isolation: IsolationLevel
     seconds: float
+    """The phase's wall time, from its start until its last run ended (waits included)."""
 
 
 @dataclass(frozen=True)
@@ -200,10 +201,11 @@ def course_tests_only(
             WorkerPool(minimum=limits.isolation, other_seed=False) as pool,
             ThreadPoolExecutor(pool.workers + 1) as threads,
         ):
+            started = time.monotonic()
             runs = _start_course_tests(chapter, submission, limits, pool, threads, resolved.sources)
             merged = merged_runs([run.result() for run in runs]) if runs else None
             course = _course_result(chapter, submission, merged)
-            phase = CoursePhase(course, pool.isolation, merged.seconds if merged else 0.0)
+            phase = CoursePhase(course, pool.isolation, time.monotonic() - started)
         if cache is not None:
             cache.put(key, phase)
     return phase.result
@@ -270,6 +272,7 @@ def _run_phases(
     tests starts: it can take no CPU time from them, nor stop them.
     """
     say = progress or (lambda phase, done, total: None)
+    started = time.monotonic()
     with ThreadPoolExecutor(pool.workers + 1) as threads:
         course_runs: list[Future[RunResult]] = []
         if course_phase is None:
@@ -291,7 +294,7 @@ def _run_phases(
                 say(PHASES["course_tests"], 0, 0)
             merged = merged_runs([run.result() for run in course_runs]) if course_runs else None
             course = _course_result(chapter, submission, merged)
-            course_phase = CoursePhase(course, pool.isolation, merged.seconds if merged else 0.0)
+            course_phase = CoursePhase(course, pool.isolation, time.monotonic() - started)
         on_yours = yours_run.result() if yours_run is not None else None
         if tests_phase is None:
             tests_phase = _grade_tests(chapter, submission, limits, pool, mutants, threads, say)
