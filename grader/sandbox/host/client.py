@@ -149,15 +149,7 @@ class Worker:
             if closed.is_set():
                 raise GraderError("grading was stopped before it finished") from None
             return self._restart_after_deadline(time.monotonic() - started)
-        except (
-            OSError,
-            ValueError,
-            EOFError,
-            KeyError,
-            TypeError,
-            RecursionError,
-            WireError,
-        ) as error:
+        except _WORKER_FAILURES as error:
             if closed.is_set():
                 raise GraderError("grading was stopped before it finished") from error
             return self._restart_after_crash()
