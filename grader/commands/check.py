@@ -203,9 +203,7 @@ def course_tests_only(
         ):
             started = time.monotonic()
             runs = _start_course_tests(chapter, submission, limits, pool, threads, resolved.sources)
-            merged = merged_runs([run.result() for run in runs]) if runs else None
-            course = _course_result(chapter, submission, merged)
-            phase = CoursePhase(course, pool.isolation, time.monotonic() - started)
+            phase = _course_phase(chapter, submission, runs, pool, started)
         if cache is not None:
             cache.put(key, phase)
     return phase.result
@@ -292,9 +290,7 @@ def _run_phases(
         if course_phase is None:
             if not all(run.done() for run in course_runs):
                 say(PHASES["course_tests"], 0, 0)
-            merged = merged_runs([run.result() for run in course_runs]) if course_runs else None
-            course = _course_result(chapter, submission, merged)
-            course_phase = CoursePhase(course, pool.isolation, time.monotonic() - started)
+            course_phase = _course_phase(chapter, submission, course_runs, pool, started)
         on_yours = yours_run.result() if yours_run is not None else None
         if tests_phase is None:
             tests_phase = _grade_tests(chapter, submission, limits, pool, mutants, threads, say)
@@ -380,6 +376,20 @@ def _start_course_tests(
     first = sorted(range(len(jobs)), key=lambda index: not jobs[index].only)
     started = {index: threads.submit(pool.run_confirmed, jobs[index]) for index in first}
     return [started[index] for index in range(len(jobs))]
+
+
+def _course_phase(
+    chapter: Chapter,
+    submission: Submission,
+    runs: list[Future[RunResult]],
+    pool: WorkerPool,
+    started: float,
+) -> CoursePhase:
+    """Phase 1 once its runs (``_start_course_tests``) end: their merged result, timed from
+    ``started``."""
+    merged = merged_runs([run.result() for run in runs]) if runs else None
+    course = _course_result(chapter, submission, merged)
+    return CoursePhase(course, pool.isolation, time.monotonic() - started)
 
 
 def _course_result(

@@ -448,8 +448,7 @@ def _too_deep() -> NotPlainData:
 def encode(message: Any) -> bytes:
     """One frame holding ``message``; ``NotPlainData`` if it is not plain data."""
     check_plain(message)
-    body = _dumps(message, MARSHAL_VERSION)
-    return len(body).to_bytes(LENGTH_BYTES, BYTE_ORDER) + body
+    return frame(_dumps(message, MARSHAL_VERSION))
 
 
 def send(fd: int, message: Any) -> None:

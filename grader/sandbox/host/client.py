@@ -67,14 +67,14 @@ class Worker:
         hash_seed: int,
         cpus: list[int],
         level: IsolationLevel,
-        home: int | None = None,
+        home: int,
     ) -> None:
         self.scratch = scratch
         self.hash_seed = hash_seed
         self.cpus = cpus
         """Where every run's test process may run: the same CPUs for every worker, so that no
         test can tell which worker runs it."""
-        self.home = cpus[0] if home is None else home
+        self.home = home
         """The CPU its runs' implementation processes run on (``confine.pins_implementation``)."""
         self.level = level
         self.child_pid: int | None = None

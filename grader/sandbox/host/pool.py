@@ -114,10 +114,14 @@ class WorkerPool:
 
     def _workers_of(self, seed: int) -> queue.Queue[Worker]:
         """The idle workers with hash seed ``seed``, the first started if there is none yet."""
-        with self._lock, _stop_deferred():
-            if self._closed.is_set():
-                raise GraderError("grading was stopped before it finished")
-            return self._idle.get(seed) or self._start_worker(seed)
+        with self._lock:
+            idle = self._idle.get(seed)
+            if idle is not None:
+                return idle
+            with _stop_deferred():
+                if self._closed.is_set():
+                    raise GraderError("grading was stopped before it finished")
+                return self._start_worker(seed)
 
     def run(self, job: Job) -> RunResult:
         """Run ``job`` once, beside whatever else the pool runs."""
