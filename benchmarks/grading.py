@@ -66,7 +66,7 @@ from grader.patching import mutant_sources
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.protocol import channel
 from grader.sandbox.untrusted import implementation, proxy
-from grader.sandbox.worker.child import PYTEST_ARGS
+from grader.sandbox.worker.warm_pytest import PYTEST_ARGS
 
 KIT = Path(__file__).resolve().parent.parent
 SUBMISSION = KIT / "reference"

@@ -40,8 +40,8 @@ from grader.jobs import student_tests_job
 from grader.sandbox import confine
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
-from grader.sandbox.worker.child import PYTEST_ARGS
 from grader.sandbox.worker.server import STEPS
+from grader.sandbox.worker.warm_pytest import PYTEST_ARGS
 
 OVERHEAD_TARGET_MS = 50.0
 TRIVIAL_TESTS = "def test_nothing() -> None:\n    assert True\n"

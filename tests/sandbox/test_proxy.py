@@ -251,3 +251,32 @@ def test_the_implementations_frames_reach_the_course_tests_only(
     assert f"radix.py:{line}: in node_count\n    raise TypeError('counted wrong')" in shown
     hidden = pool.run(student_tests_job(CHAPTER, source, broken, 60.0)).detail("test_count")
     assert "counted wrong" in hidden and "\nradix.py:" not in "\n" + hidden
+
+
+@pytest.mark.parametrize(
+    ("broken_file", "implementation", "dependencies"),
+    [
+        ("radix.py", "VALUE = 1\ndef broken(:\n", ()),
+        ("robin_hood.py", "import robin_hood\n", (("robin_hood", "VALUE = 2\nclass (:\n"),)),
+    ],
+    ids=["the implementation", "a module it imports"],
+)
+def test_a_source_that_does_not_compile_fails_the_import_that_runs_it(
+    pool: WorkerPool, broken_file: str, implementation: str, dependencies: tuple[tuple[str, str]]
+) -> None:
+    """The implementation process compiles its sources before the tests ask for them; one that
+    does not compile still fails where Python's own import would: at the import, with the
+    file and line of its error."""
+    tests = f"""
+        import pytest
+
+        def test_the_import_fails():
+            with pytest.raises(SyntaxError) as caught:
+                import radix
+            assert (caught.value.filename, caught.value.lineno) == ({broken_file!r}, 2)
+        """
+    job = student_tests_job(
+        CHAPTER, textwrap.dedent(tests), implementation, 60.0, dependencies=dependencies
+    )
+    result = pool.run(job)
+    assert result.all_passed, (result.message, [o.detail for o in result.outcomes])

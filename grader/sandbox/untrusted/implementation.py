@@ -85,35 +85,50 @@ def read_source(fd: int) -> bytes:
     return b"".join(parts)
 
 
-def load(source: bytes, name: str) -> types.ModuleType:
-    """Run ``source`` as the module ``name``, as an import would (BOM and coding line honoured)."""
-    module = types.ModuleType(name)
-    sys.modules[name] = module
-    _execute(source, module)
-    return module
+class Compiled:
+    """A module's source, compiled as soon as it arrives, while the test process starts:
+    compiling runs none of it, and the module runs only when the tests first import it."""
 
+    def __init__(self, name: str, source: bytes) -> None:
+        self.name = name
+        self.filename = f"{name}.py"
+        self.lines = source.decode("utf-8-sig", "replace").splitlines(keepends=True)
+        self.size = len(source)
+        self.code: types.CodeType | None = None
+        self.error: BaseException | None = None
+        try:
+            self.code = compile(source, self.filename, "exec", dont_inherit=True)
+        except BaseException as error:  # a syntax error, or source too deep to compile
+            self.error = error
 
-def _execute(source: bytes, module: types.ModuleType) -> None:
-    """Run ``source`` in ``module`` under the file name ``NAME.py``, its lines kept for reports."""
-    filename = f"{module.__name__}.py"
-    module.__file__ = filename
-    text = source.decode("utf-8-sig", "replace").splitlines(keepends=True)
-    linecache.cache[filename] = (len(source), None, text, filename)
-    code = compile(source, filename, "exec", dont_inherit=True)
-    exec(code, module.__dict__)
+    def execute(self, module: types.ModuleType) -> None:
+        """Run the module in ``module`` under its plain file name, its lines kept for reports
+        (BOM and coding line honoured, as an import would); its compile error, if it had one."""
+        module.__file__ = self.filename
+        linecache.cache[self.filename] = (self.size, None, self.lines, self.filename)
+        if self.code is None:
+            raise self.error or SyntaxError(f"{self.filename} did not compile")
+        exec(self.code, module.__dict__)
+
+    def load(self) -> types.ModuleType:
+        """Run it as the module of its name, as an import would."""
+        module = types.ModuleType(self.name)
+        sys.modules[self.name] = module
+        self.execute(module)
+        return module
 
 
 class Dependencies(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds the modules a job brought beside the implementation, by name, among the sources
     this process read; first on ``sys.meta_path``, so no file of that name can stand in."""
 
-    def __init__(self, sources: dict[str, bytes]) -> None:
-        self.sources = sources
+    def __init__(self, modules: dict[str, Compiled]) -> None:
+        self.modules = modules
 
     def find_spec(
         self, fullname: str, path: Any = None, target: Any = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.sources:
+        if fullname not in self.modules:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, origin=f"{fullname}.py")
 
@@ -121,7 +136,7 @@ class Dependencies(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def exec_module(self, module: types.ModuleType) -> None:
-        _execute(self.sources[module.__name__], module)
+        self.modules[module.__name__].execute(module)
 
 
 def describe(
@@ -371,21 +386,21 @@ def run(
 
     ``dependencies`` maps each module the implementation may import to the descriptor of
     its source."""
-    source = read_source(source_fd)
-    sources = {name: read_source(fd) for name, fd in (dependencies or {}).items()}
-    sys.meta_path.insert(0, Dependencies(sources))
+    compiled = Compiled(contract.module, read_source(source_fd))
+    brought = {name: Compiled(name, read_source(fd)) for name, fd in (dependencies or {}).items()}
+    sys.meta_path.insert(0, Dependencies(brought))
     calls = protocol.Calls(requests)
     try:
         calls.receive()  # nothing of the module runs before the tests are collected
     except protocol.WireError:
         return
     try:
-        module = load(source, contract.module)
+        module = compiled.load()
         offered = describe(module, names, contract)
     except BaseException as error:
         own = f"{contract.module}.py" if contract.frames else None
         protocol.send(replies, ["import-failed", *exception_record(error, own)])
         return
-    del source
+    del compiled
     protocol.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
     Server(module, contract, calls, replies).serve()

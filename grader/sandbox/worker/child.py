@@ -37,26 +37,9 @@ from grader.sandbox.confine import MEMORY_LIMIT_BYTES, OPEN_FILES_LIMIT, OUTPUT_
 from grader.sandbox.protocol import RunJob
 from grader.sandbox.untrusted import implementation, proxy
 from grader.sandbox.untrusted.recorder import OutcomeRecorder
+from grader.sandbox.worker.warm_pytest import PYTEST_ARGS
 
 EPOCH = 946684800  # 2000-01-01: the mtime every implementation file gets
-
-UNUSED_PLUGINS = (
-    *("cacheprovider", "stepwise", "randomly", "unraisableexception", "threadexception"),
-    *("doctest", "junitxml", "pastebin", "legacypath", "tmpdir", "logging", "monkeypatch"),
-    *("recwarn", "faulthandler", "setuponly", "setupplan", "python_path"),
-)
-"""pytest's plugins no graded test file needs; leaving them out halves a short run's cost
-(measured: 49 ms to 22 ms for the model answer), and the fixtures they bring are refused
-by the static check anyway. ``debugging`` stays in: pytest's unittest runner reads the
-``trace`` and ``usepdb`` options it registers, so without it every ``unittest.TestCase``
-test (hypothesis's ``Machine.TestCase`` too) errors; it costs under a millisecond a run."""
-
-PYTEST_ARGS = (
-    *("-c", "pytest.ini", "--rootdir", ".", "--noconftest", "--import-mode=importlib"),
-    *(arg for plugin in UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}")),
-    *("--tb=short", "-q", "-W", "ignore"),
-)
-"""Run from the run's folder: only the named file is collected, under the grader's own config."""
 
 
 def run_process(job: RunJob, descriptors: list[int]) -> None:

@@ -35,9 +35,7 @@ progress, removes its folder and exits.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import io
 import json
 import os
 import select
@@ -50,13 +48,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from grader.catalog import kit_root
 from grader.sandbox import confine, libc, procfs, protocol, reaper
 from grader.sandbox.confine import Confinement
 from grader.sandbox.protocol import JobMessage, RunJob, RunRecord, Started, channel
-from grader.sandbox.worker.child import PYTEST_ARGS, run_process
+from grader.sandbox.worker import warm_pytest
+from grader.sandbox.worker.child import run_process
 from grader.sandbox.worker.forkserver import ForkServer, Spawned
 
 OUTPUT_TAIL_BYTES = 4000
@@ -84,7 +81,7 @@ def serve(scratch: Path, confinement: Confinement) -> None:
         signal.signal(number, signal.SIG_IGN)  # the grader stops the worker by closing fd 0
     libc.become_subreaper()
     libc.not_dumpable()
-    _warm_up(scratch)
+    warm_pytest.warm_up(scratch)
     gc.freeze()  # what the worker holds is never collected: forks neither scan nor copy it
     server = ForkServer(confinement, run_process)
     cgroups = confine.Cgroups()
@@ -123,20 +120,6 @@ def _receive_job(control: socket.socket) -> tuple[JobMessage | None, list[int]]:
     if len(fds) != SOURCES + len(job["dependencies"]):
         raise GraderGone
     return job, fds
-
-
-def _warm_up(scratch: Path) -> None:
-    """Run one trivial session: the modules pytest imports lazily load once, before any fork."""
-    folder = Path(tempfile.mkdtemp(prefix="warm-", dir=scratch))
-    try:
-        (folder / "test_warm_up.py").write_text("def test_warm_up():\n    assert True\n")
-        (folder / "pytest.ini").write_text("[pytest]\n")
-        os.chdir(folder)
-        with contextlib.redirect_stdout(io.StringIO()):
-            pytest.main(["test_warm_up.py", *PYTEST_ARGS], plugins=[])
-    finally:
-        os.chdir(scratch)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _send(message: Started | RunRecord) -> None:

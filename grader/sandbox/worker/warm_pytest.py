@@ -1,0 +1,105 @@
+"""pytest as every run's fork finds it: imported, configured once, and its reports cheaper.
+
+A run's test process calls ``pytest.main`` afresh. What costs the same in
+every run is done once here, in the warm worker, before the fork server is
+made (``warm_up``), so every fork starts from it:
+
+- one trivial session imports what pytest imports lazily;
+- pytest's plugin manager, its own plugins registered and their options
+  declared, is made once (13 ms a run) and handed to the run's
+  ``pytest.main`` in place of a new one (``_take_prepared``);
+- a failure's report parses its file's source once a run, not once per
+  failure (``_statement_range_parsing_once``): a mutant fails many tests of
+  one file, and those parses were half of such a run's time.
+
+Each is pytest's own work done earlier or once, so a run sees what a plain
+``pytest.main`` would give it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest import config as pytest_config
+from _pytest._code import code as pytest_code
+from _pytest._code import source as pytest_source
+from _pytest._code.source import Source
+
+UNUSED_PLUGINS = (
+    *("cacheprovider", "stepwise", "randomly", "unraisableexception", "threadexception"),
+    *("doctest", "junitxml", "pastebin", "legacypath", "tmpdir", "logging", "monkeypatch"),
+    *("recwarn", "faulthandler", "setuponly", "setupplan", "python_path"),
+)
+"""pytest's plugins no graded test file needs; leaving them out halves a short run's cost
+(measured: 49 ms to 22 ms for the model answer), and the fixtures they bring are refused
+by the static check anyway. ``debugging`` stays in: pytest's unittest runner reads the
+``trace`` and ``usepdb`` options it registers, so without it every ``unittest.TestCase``
+test (hypothesis's ``Machine.TestCase`` too) errors; it costs under a millisecond a run."""
+
+PYTEST_ARGS = (
+    *("-c", "pytest.ini", "--rootdir", ".", "--noconftest", "--import-mode=importlib"),
+    *(arg for plugin in UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}")),
+    *("--tb=short", "-q", "-W", "ignore"),
+)
+"""Run from the run's folder: only the named file is collected, under the grader's own config."""
+
+PROG = "pytest.main()"
+"""The program name ``pytest.main`` gives its configuration."""
+
+_new_config = pytest_config.get_config
+_statement_range = pytest_source.getstatementrange_ast
+_prepared: list[pytest.Config] = []
+_parsed_sources: dict[str, ast.AST] = {}
+
+
+def warm_up(scratch: Path) -> None:
+    """Run one trivial session in a folder under ``scratch``, then make the configuration
+    the runs start from and make failure reports parse once; call it once, before forking."""
+    folder = Path(tempfile.mkdtemp(prefix="warm-", dir=scratch))
+    try:
+        (folder / "test_warm_up.py").write_text("def test_warm_up():\n    assert True\n")
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        with contextlib.chdir(folder), contextlib.redirect_stdout(io.StringIO()):
+            pytest.main(["test_warm_up.py", *PYTEST_ARGS], plugins=[])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    _prepared.append(_new_config(PYTEST_ARGS, prog=PROG))
+    pytest_config.get_config = _take_prepared
+    pytest_code.getstatementrange_ast = _statement_range_parsing_once  # type: ignore[attr-defined]
+
+
+def _take_prepared(
+    args: Iterable[str] | None = None,
+    plugins: Sequence[Any] | None = None,
+    *,
+    prog: str | None = None,
+) -> pytest.Config:
+    """pytest's ``get_config``: for a run's session (``PYTEST_ARGS`` last) the one made
+    before the fork, its invocation made this one's; a new one for any later session."""
+    arguments = tuple(args or ())
+    if not _prepared or arguments[-len(PYTEST_ARGS) :] != PYTEST_ARGS or prog != PROG:
+        return _new_config(args, plugins, prog=prog)
+    config = _prepared.pop()
+    config.invocation_params = pytest.Config.InvocationParams(
+        args=arguments, plugins=plugins, dir=Path.cwd()
+    )
+    return config
+
+
+def _statement_range_parsing_once(
+    lineno: int, source: Source, assertion: bool = False, astnode: ast.AST | None = None
+) -> tuple[ast.AST, int, int]:
+    """pytest's ``getstatementrange_ast``, each source's tree parsed once and kept."""
+    text = "" if astnode is not None else str(source)
+    found = _statement_range(lineno, source, assertion, astnode or _parsed_sources.get(text))
+    if astnode is None:
+        _parsed_sources.setdefault(text, found[0])
+    return found
