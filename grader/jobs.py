@@ -96,6 +96,7 @@ def course_tests_job(
         chapter.module,
         interface=interface,
         dependencies=kit_sources(chapter) if dependencies is None else dependencies,
+        kit_tests=True,
     )
 
 

@@ -330,6 +330,29 @@ def test_the_implementation_runs_on_its_workers_cpu_and_the_test_anywhere(
         assert all(implementation == everywhere for _, implementation, _ in runs), runs
 
 
+def test_the_kits_own_tests_run_on_the_implementations_cpu(pool: WorkerPool) -> None:
+    """A run of the kit's own tests (no student's code in the test process) puts its test
+    process on the implementation's CPU too, where that is pinned: a call and its answer
+    never cross CPUs."""
+    source = f"""
+        import base64, json, os, zlib
+        import radix
+
+        def test_placement():
+            seen = [sorted(os.sched_getaffinity(0)), radix.Placement().cpus()]
+            {report_back("seen")}
+    """
+    runs = [
+        reported(run(pool, source, PLACEMENT, kit_tests=True), "test_placement") for _ in range(4)
+    ]
+    everywhere = sorted(os.sched_getaffinity(0))
+    if pool.isolation == "namespaces":
+        assert all(test == implementation and len(test) == 1 for test, implementation in runs)
+        assert len({cpu for test, _ in runs for cpu in test}) == min(2, len(everywhere)), runs
+    else:
+        assert all(test == implementation == everywhere for test, implementation in runs), runs
+
+
 def test_the_other_seed_worker_starts_only_when_a_run_needs_it() -> None:
     """A pool told so starts its other-seed worker at the first run with that seed (a check
     whose tests' phase is cached never needs it), and that run gets the other seed."""

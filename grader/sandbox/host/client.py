@@ -128,6 +128,7 @@ class Worker:
             "contract": job.interface.contract() if job.interface else ANY_INTERFACE,
             "cpus": self.cpus,
             "implementation_cpus": [self.home],
+            "kit_tests": job.kit_tests,
             "dependencies": [name for name, _ in job.dependencies],
             "ceiling": job.time_limit if job.ceiling is None else job.ceiling,
             "only": list(job.only),

@@ -58,6 +58,9 @@ class Job:
     """The tests of the file to run (pytest node names within it); empty: all of them."""
     leave_out: tuple[str, ...] = ()
     """The tests of the file not to run."""
+    kit_tests: bool = False
+    """The test file is the kit's own (the course tests): no student's code runs in the test
+    process, so it runs beside the implementation's, on its worker's CPU."""
 
 
 @dataclass(frozen=True)
