@@ -14,7 +14,7 @@ from _pytest._code.source import Source
 
 from grader.sandbox.worker import warm_pytest
 
-TESTS = '''\
+TESTS = """\
 def helper(value):
     assert value == 2, "not two"
 
@@ -30,7 +30,7 @@ def test_fails_in_a_helper():
 def test_fails_here():
     items = [1, 2]
     assert items == [1, 2, 3]
-'''
+"""
 
 SESSION = """
 import json, os, sys
