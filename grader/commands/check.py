@@ -27,6 +27,7 @@ from pathlib import Path
 
 from grader.catalog import Chapter
 from grader.dependencies import Resolved, Sources, resolve
+from grader.errors import GraderError
 from grader.jobs import (
     PHASES,
     Limits,
@@ -41,6 +42,7 @@ from grader.provenance import result_key
 from grader.regrade import ResultCache, content_key, kit_fingerprint
 from grader.results.check import CheckReport, CourseTestsResult, MutationResult, StudentTestsResult
 from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.host.job import OTHER_HASH_SEED
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, merged_runs
 from grader.similarity import COURSE_TESTS, MODEL_ANSWER, KnownSource, known_sources
@@ -106,8 +108,7 @@ def check(
     yours_phase = cache.get(keys["yours"], YoursPhase) if cache else None
     if course_phase is None or tests_phase is None or yours_phase is None:
         if pool is None:
-            other_seed = tests_phase is None  # its one run is in the tests' phase
-            with WorkerPool(minimum=limits.isolation, other_seed=other_seed) as own_pool:
+            with WorkerPool(minimum=limits.isolation, other_seed=False) as own_pool:
                 return check(chapter, folder, limits, progress, own_pool, cache)
         course_phase, tests_phase, yours_phase = _run_phases(
             chapter,
@@ -277,6 +278,8 @@ def _run_phases(
             course_runs = _start_course_tests(
                 chapter, submission, limits, pool, threads, resolved.sources
             )
+        if tests_phase is None:
+            _warm_other_seed(pool, course_runs)
         yours_run = None
         if submission.tests is not None and submission.implementation is not None:
             job = student_tests_job(
@@ -299,6 +302,20 @@ def _run_phases(
         on_yours.durations() if on_yours is not None else {},
     )
     return course_phase, tests_phase, yours
+
+
+def _warm_other_seed(pool: WorkerPool, course_runs: list[Future[RunResult]]) -> None:
+    """Start the other-seed worker, whose one run is in the tests' phase, once a core is free
+    of phase 1 (its warm-up costs a core a second), or now if phase 1 runs nothing."""
+
+    def warm(_: object = None) -> None:
+        with contextlib.suppress(GraderError):  # grading was stopped meanwhile
+            pool.warm(OTHER_HASH_SEED)
+
+    if not course_runs:
+        warm()
+    for run in course_runs:
+        run.add_done_callback(warm)
 
 
 def _grade_tests(

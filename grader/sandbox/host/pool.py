@@ -123,6 +123,11 @@ class WorkerPool:
                     raise GraderError("grading was stopped before it finished")
                 return self._start_worker(seed)
 
+    def warm(self, seed: int) -> None:
+        """Start a worker with hash seed ``seed`` now, if there is none yet, so that it is warm
+        by the time a run needs it."""
+        self._workers_of(seed)
+
     def run(self, job: Job) -> RunResult:
         """Run ``job`` once, beside whatever else the pool runs."""
         return self._run(job, alone=False)
