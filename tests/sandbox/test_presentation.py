@@ -16,6 +16,7 @@ implementation.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -112,16 +113,26 @@ def test_the_student_tests_see_every_variant_alike(pool: WorkerPool) -> None:
 
 
 def test_the_course_tests_see_every_implementation_alike(pool: WorkerPool, tmp_path: Path) -> None:
-    """The course tests' job presents the reference and a student's own implementation alike."""
+    """The course tests' job presents the reference and a student's own implementation alike.
+
+    Its test process is the kit's, and runs on its worker's CPU where the implementation is
+    pinned (``Job.kit_tests``): that one CPU is the placement it records, whichever worker."""
     probe_file = tmp_path / CHAPTER.course_test_file.name
     probe_file.write_text(PROBE.read_text(encoding="utf-8"), encoding="utf-8")
     chapter = replace(CHAPTER, course_test_file=probe_file)
+    placements: list[list[int]] = []
 
     def record(source: str) -> dict[str, Any]:
-        return observed(pool.run(course_tests_job(chapter, source, 60.0)))
+        seen = observed(pool.run(course_tests_job(chapter, source, 60.0)))
+        placements.append(seen["test_identity_and_placement"].pop(3))
+        return seen
 
     reference = variants()["reference"]
     first = record(reference)
     volatile = differences(first, record(reference))
     assert not differences(first, record(STUDENT_OWN)) - volatile
     assert volatile == set()
+    if pool.isolation == "namespaces":
+        assert all(len(cpus) == 1 for cpus in placements), placements
+    else:
+        assert all(cpus == sorted(os.sched_getaffinity(0)) for cpus in placements), placements
