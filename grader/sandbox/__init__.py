@@ -8,6 +8,8 @@ Its folders say which process their code runs in, and each primitive has one hom
     | client Worker   |       | forkserver         |        |   pytest + recorder -------+--> events
     | job, result     | <---- | child   a run's    |        |   proxy (stand-in module)  |    to the
     | mutmut_run      | record|         set-up     |        |     | calls: plain data    |    worker
+    |                 |       | warm_pytest pytest |        |     |                      |
+    |                 |       |         made once  |        |     v                      |
     +-----------------+       +--------------------+        | implementation process     |
                                                             |   the module under test    |
                                                             +----------------------------+
