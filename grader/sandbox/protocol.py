@@ -235,7 +235,7 @@ class JobMessage(TypedDict):
     implementation_cpus: NotRequired[list[int]]
     """Where the implementation process runs (its worker's CPU, so that a call and its answer
     go on one CPU); the worker drops it from the test process's copy of the job."""
-    kit_tests: NotRequired[bool]
+    kit_tests: bool
     """The test file is the kit's own: its process runs on ``implementation_cpus`` too."""
     dependencies: list[str]
     ceiling: float

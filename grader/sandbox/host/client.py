@@ -72,8 +72,9 @@ class Worker:
         self.scratch = scratch
         self.hash_seed = hash_seed
         self.cpus = cpus
-        """Where every run's test process may run: the same CPUs for every worker, so that no
-        test can tell which worker runs it."""
+        """Where the test process of every run of a student's test file may run: the same CPUs
+        for every worker, so that no test can tell which worker runs it (the kit's own tests
+        run on ``home``)."""
         self.home = home
         """The CPU its runs' implementation processes run on (``confine.pins_implementation``)."""
         self.level = level

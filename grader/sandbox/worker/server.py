@@ -205,7 +205,7 @@ def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[
     cpus = implementation.pop("implementation_cpus", None)
     if cpus and confine.pins_implementation(confinement):
         implementation["cpus"] = cpus
-        if job.get("kit_tests"):
+        if job["kit_tests"]:
             test["cpus"] = cpus
     return implementation, test
 
