@@ -49,18 +49,23 @@ class Limits:
     ref_deps: bool = False
     """Run the student's implementation with the kit's copy of each earlier chapter's module
     it needs (``--ref-deps``), not the submission's own (``grader.dependencies``)."""
+    every_kill: bool = False
+    """Run every test on every mutant (``--every-kill``): by default a mutant's run ends at
+    its first failing test, which decides the kill, and names only that test as its killer."""
 
     def settings(self) -> dict[str, object]:
         """Everything that sets how the runs go, as plain data: the limits (not the isolation
         asked for, the key holds the one reached), whether the kit's copy of each needed module
-        stood in for the student's, the two hash seeds, the reversed rerun and hypothesis's
-        fixed settings. A report carries it; a replay runs with it."""
+        stood in for the student's, whether mutant runs go past their first failure, the two
+        hash seeds, the reversed rerun and hypothesis's fixed settings. A report carries it;
+        a replay runs with it."""
         return {
             "course_tests": self.course_tests,
             "student_tests": self.student_tests,
             "mutant_floor": self.mutant_floor,
             "mutant_factor": self.mutant_factor,
             "ref_deps": self.ref_deps,
+            "every_kill": self.every_kill,
             "hash_seeds": [FIXED_HASH_SEED, OTHER_HASH_SEED],
             "rerun_reversed": True,
             "hypothesis": {name: str(value) for name, value in GRADER_SETTINGS.items()},
@@ -76,6 +81,8 @@ def limits_from_settings(settings: dict[str, object], isolation: IsolationLevel)
         mutant_factor=float(str(settings["mutant_factor"])),
         isolation=isolation,
         ref_deps=settings.get("ref_deps") is True,
+        # a report from before mutant runs stopped at their first failure ran every test
+        every_kill=settings.get("every_kill", True) is True,
     )
 
 
@@ -135,6 +142,7 @@ def student_tests_job(
     hash_seed: int = FIXED_HASH_SEED,
     dependencies: Sources | None = None,
     ceiling: float | None = None,
+    stop_at_failure: bool = False,
 ) -> Job:
     """The run of the student's test file (its text, ``tests``) against ``implementation``.
 
@@ -143,7 +151,8 @@ def student_tests_job(
     the same options, files, environment and visible limits (``ceiling``, the
     student's tests' own time limit, for every one of them), and the kit's copy
     of every earlier chapter's module the chapter needs (``dependencies``
-    replaces it for the student's own implementation).
+    replaces it for the student's own implementation). ``stop_at_failure`` (the
+    mutants' runs, and the reference's among them) is the worker's to apply.
     """
     name = Path(chapter.student_tests).name
     return Job(
@@ -157,6 +166,7 @@ def student_tests_job(
         interface=chapter_interface(chapter),
         dependencies=kit_sources(chapter) if dependencies is None else dependencies,
         ceiling=time_limit if ceiling is None else ceiling,
+        stop_at_failure=stop_at_failure,
     )
 
 

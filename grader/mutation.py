@@ -40,25 +40,20 @@ def run_mutants(
     progress: Progress | None = None,
     ceiling: float | None = None,
     stop: threading.Event | None = None,
+    every_kill: bool = False,
 ) -> MutationResult:
     """Phase 3: the test file ``tests`` against every planted mutant, ``limit`` seconds of CPU
     time each, every run seeing the limits ``ceiling``; and the reference again, at places
     among them (``reference_places``), under the same conditions: what fails on any of
     those is in ``reference_problems``, and makes the file not valid.
 
+    Each run ends at its first failing test, which kills the mutant, unless ``every_kill``:
+    then every test runs, and each mutant names every test that kills it.
+
     Once ``stop`` is set (the file proved not valid meanwhile) no more runs start, and the
     phase raises ``Stopped``."""
-    reference = chapter.reference.read_text(encoding="utf-8")
-    ids = [mutant.id for mutant in chapter.mutants]
-    order = list(ids)
-    for place in reference_places(tests, len(ids)):
-        order.insert(place, f"reference {len(order)}")
-    jobs = {
-        name: student_tests_job(
-            chapter, tests, sources.get(name, reference), limit, ceiling=ceiling
-        )
-        for name in order
-    }
+    jobs = _mutant_jobs(chapter, tests, sources, limit, ceiling, every_kill)
+    order = list(jobs)
     stop = stop or threading.Event()
 
     def run(job: Job) -> RunResult | None:
@@ -86,6 +81,32 @@ def run_mutants(
             problems += problems_on_correct(runs[name], what, chapter.student_tests, limit)
     unique = tuple(dict.fromkeys(problems))
     return MutationResult(chapter.threshold, chapter.required, results, unique)
+
+
+def _mutant_jobs(
+    chapter: Chapter,
+    tests: str,
+    sources: dict[str, str],
+    limit: float,
+    ceiling: float | None,
+    every_kill: bool,
+) -> dict[str, Job]:
+    """The phase's runs in order: one per mutant, and the reference's among them."""
+    reference = chapter.reference.read_text(encoding="utf-8")
+    order = [mutant.id for mutant in chapter.mutants]
+    for place in reference_places(tests, len(order)):
+        order.insert(place, f"reference {len(order)}")
+    return {
+        name: student_tests_job(
+            chapter,
+            tests,
+            sources.get(name, reference),
+            limit,
+            ceiling=ceiling,
+            stop_at_failure=not every_kill,
+        )
+        for name in order
+    }
 
 
 def _ran(result: RunResult | None) -> RunResult:

@@ -98,6 +98,7 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         student_tests=args.tests_time_limit or args.time_limit,
         isolation=ISOLATION_CHOICES[args.isolation],
         ref_deps=args.ref_deps,
+        every_kill=args.every_kill,
     )
     progress = progress_bar()
     with progress:
@@ -277,6 +278,7 @@ def _batch_limits(args: argparse.Namespace) -> Limits:
         student_tests=args.time_limit,
         isolation=ISOLATION_CHOICES[args.isolation],
         ref_deps=getattr(args, "ref_deps", False),  # merge grades no student's code
+        every_kill=getattr(args, "every_kill", False),
     )
 
 

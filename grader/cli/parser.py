@@ -141,6 +141,17 @@ def _add_ref_deps(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_every_kill(sub: argparse.ArgumentParser) -> None:
+    """``--every-kill``: mutant runs go past their first failing test (slower)."""
+    sub.add_argument(
+        "--every-kill",
+        action="store_true",
+        help="run every one of your tests on every mutant, not only up to the first that "
+        "fails on it: slower, the same score, and each mutant then lists every test that kills "
+        "it (the worth table shows which tests repeat another's kills)",
+    )
+
+
 def _add_json_and_mutation_report(sub: argparse.ArgumentParser) -> None:
     """The two report files ``check`` and ``audit`` both write."""
     sub.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
@@ -234,6 +245,7 @@ def _add_check(subparsers: SubParsers) -> None:
     _add_submission(sub)
     _add_json_and_mutation_report(sub)
     _add_ref_deps(sub)
+    _add_every_kill(sub)
     sub.add_argument(
         "--gradescope", type=Path, metavar="FILE", help="also write a Gradescope results.json"
     )
@@ -350,6 +362,7 @@ def _add_batch(subparsers: SubParsers) -> None:
     _add_jobs(sub, 2, "submissions graded at once (default 2)")
     _add_isolation(sub)
     _add_ref_deps(sub)
+    _add_every_kill(sub)
     _add_time_limit(
         sub, "time limit of the course tests and of each student's tests on the reference"
     )

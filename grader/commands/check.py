@@ -236,7 +236,12 @@ def _phase_keys(
     implementation = submission.implementation or f"missing: {submission.implementation_problem}"
     implementation += "".join(f"\0{module}\0{text}" for module, text in dependencies)
     tests = submission.tests or f"missing: {submission.tests_problem}"
-    student_limits = (limits.student_tests, limits.mutant_factor, limits.mutant_floor)
+    student_limits = (
+        limits.student_tests,
+        limits.mutant_factor,
+        limits.mutant_floor,
+        limits.every_kill,
+    )
     kit = kit_fingerprint(chapter)
     return {
         "course_tests": content_key(
@@ -340,8 +345,13 @@ def _grade_tests(
     def start_mutants(on_reference: RunResult) -> None:
         assert submission.tests is not None
         limit = mutant_limit(limits, on_reference.cpu_seconds)
-        phase = (submission.tests, mutants, limit, pool, threads, say, limits.student_tests, stop)
-        started.append((time.monotonic(), coordinator.submit(run_mutants, chapter, *phase)))
+        phase = (submission.tests, mutants, limit, pool, threads, say, limits.student_tests)
+        started.append(
+            (
+                time.monotonic(),
+                coordinator.submit(run_mutants, chapter, *phase, stop, limits.every_kill),
+            )
+        )
 
     with ThreadPoolExecutor(1) as coordinator:  # not one of the runs' threads: it waits on them
         student = validate(chapter, submission, limits, pool, threads, start_mutants)

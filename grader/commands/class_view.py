@@ -122,7 +122,13 @@ def _model_answer_kills(
     model_answer = chapter.model_tests.read_text(encoding="utf-8")
     with ThreadPoolExecutor(pool.workers + 1) as threads:
         mutation = run_mutants(
-            chapter, model_answer, mutant_sources(chapter), limits.student_tests, pool, threads
+            chapter,
+            model_answer,
+            mutant_sources(chapter),
+            limits.student_tests,
+            pool,
+            threads,
+            every_kill=limits.every_kill,
         )
     return {m.id: m.killed_by for m in mutation.mutants}
 

@@ -458,23 +458,40 @@ def _render_on_yours(console: Console, chapter: Chapter, report: CheckReport) ->
         _mark(console, line, "  -", "yellow")
 
 
+FIRST_KILLS = (
+    "Each mutant's run stopped at the first of your tests that failed on it, in your file's "
+    "order, so each mutant counts for that test alone; grader check --every-kill runs every "
+    "test on every mutant and shows all that each one kills."
+)
+
+
 def _render_worth(console: Console, report: CheckReport) -> None:
-    """Each of the student's tests with the mutants it kills; the ones that add nothing named."""
+    """Each of the student's tests with the mutants it kills; the ones that add nothing named.
+    Where runs stopped at their first failure, a test's kills are those it made first."""
     if report.mutation is None:
         return
+    first = report.first_kills_only
     worth = worth_of_tests(report.mutation, report.student_tests.tests)
+    nothing = "adds no kill to the tests before it" if first else "kills nothing"
     rows = []
     for test in worth:
         note = Text("")
         if not test.kills:
-            note = Text("kills nothing", style="yellow")
+            note = Text(nothing, style="yellow")
         elif test.covered_by:
             note = Text("every kill also made by:\n" + "\n".join(test.covered_by))
         rows.append((Text(test.name), Text(" ".join(test.kills)), note))
-    _name_table(console, "What each of your tests is worth", ("your test", "kills", "note"), rows)
+    columns = ("your test", "first to kill" if first else "kills", "note")
+    _name_table(console, "What each of your tests is worth", columns, rows)
     idle = [test.name for test in worth if not test.kills]
-    if idle:
+    if idle and first:
+        _indented(
+            console, 0, "", f"Tests that add no kill to the tests before them: {', '.join(idle)}"
+        )
+    elif idle:
         _indented(console, 0, "", f"Tests that kill no mutant: {', '.join(idle)}")
+    if first:
+        _indented(console, 0, "", FIRST_KILLS)
     covered = [test.name for test in worth if test.covered_by]
     if covered:
         _indented(

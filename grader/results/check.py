@@ -217,6 +217,12 @@ class CheckReport:
     inputs are those of an earlier check's."""
 
     @property
+    def first_kills_only(self) -> bool:
+        """Whether each mutant's run ended at its first failing test (without ``--every-kill``),
+        so each kill names that test alone; a report that does not say ran every test."""
+        return self.settings.get("every_kill") is False
+
+    @property
     def verdict(self) -> Verdict:
         """``pass`` when every course test passes and the tests are valid and pass the mutants."""
         ok = (

@@ -24,10 +24,12 @@ MUTANT_STATUS_OF_RUN: dict[RunStatus, MutantStatus | None] = {
     "crashed": "error",
     "collection_error": "error",
     "timeout": "timeout",
+    "stopped": "killed",
     "completed": None,
 }
 """A mutant's status from how the run of the student's tests on it ended; ``None``: the run
-completed, and the mutant is ``killed`` if a test failed, else ``survived``."""
+completed, and the mutant is ``killed`` if a test failed, else ``survived``. A run stopped
+at its first failing test is a kill: the tests before it passed as in a whole run."""
 
 
 def mutant_status(run: RunStatus, any_failed: bool) -> MutantStatus:

@@ -243,6 +243,9 @@ class JobMessage(TypedDict):
     """The tests of the file to run (pytest node names within it); empty: all of them."""
     leave_out: list[str]
     """The tests of the file not to run."""
+    stop_at_failure: bool
+    """End the run as soon as a test fails (``EventStream.failed``): the worker's rule, which
+    nothing inside the run can see."""
     wall: float
 
 
@@ -274,6 +277,8 @@ class RunRecord(TypedDict):
     events: list[Any]
     """What ``parse_events`` made of the events channel, not yet checked (``well_formed``)."""
     timed_out: bool
+    stopped: bool
+    """The worker ended the run at its first failing test (the job's ``stop_at_failure``)."""
     exit_code: int | None
     parent_killed: bool
     seconds: float
@@ -345,31 +350,88 @@ def event_frame(event: Event) -> bytes:
 
 
 def parse_events(buffer: bytes) -> list[Any]:
-    """The events in ``buffer``, one JSON frame each; a frame that is too long, too deeply
-    nested or no JSON at all becomes ``GARBLED``, which fails the run, and so does an
-    incomplete last frame. After a frame too long the rest cannot be told apart: it ends.
+    """The events in ``buffer`` (``EventStream``, given it all at once)."""
+    stream = EventStream()
+    stream.feed(buffer)
+    return stream.close()
 
+
+class EventStream:
+    """A run's events parsed as their bytes arrive, one JSON frame each.
+
+    A frame that is too long, too deeply nested or no JSON at all becomes
+    ``GARBLED``, which fails the run, and so does an incomplete last frame;
+    after a frame too long the rest cannot be told apart, so the stream ends.
     The frames come from inside the run: a frame of 100,000 ``[`` would make
     the JSON parser recurse until the worker itself died, so depth is measured
-    before anything parses it."""
-    events: list[Any] = []
-    rest = buffer
-    while rest:
-        try:
-            body, rest = take_frame(rest, EVENT_LIMIT_BYTES)
-        except WireError:
-            body = None
-        if body is None:
-            events.append(dict(GARBLED))
-            break
-        if _depth(body) > EVENT_DEPTH_LIMIT:
-            events.append(dict(GARBLED))
-            continue
-        try:
-            events.append(_json_loads(body))
-        except (ValueError, RecursionError):
-            events.append(dict(GARBLED))
-    return events
+    before anything parses it. Each byte is parsed once, however the writer
+    splits its frames.
+
+    ``failed`` names the first test whose first outcome failed or errored, among
+    the tests collected (the tests ``interpret`` reads outcomes for). A stream
+    ``until_failure`` ends there: what the run sent after it, which depends on
+    how fast the run went on before it was stopped, is not kept.
+    """
+
+    def __init__(self, until_failure: bool = False) -> None:
+        self.until_failure = until_failure
+        self.events: list[Any] = []
+        self.failed: str | None = None
+        self._pending = bytearray()
+        self._ended = False
+        self._collected: frozenset[str] = frozenset()
+        self._reported: set[str] = set()
+
+    def feed(self, data: bytes) -> None:
+        """Parse the whole frames ``data`` completes; keep the rest for the next call."""
+        if self._ended:
+            return
+        self._pending += data
+        start = 0
+        while not self._ended and len(self._pending) - start >= LENGTH_BYTES:
+            try:
+                header = bytes(self._pending[start : start + LENGTH_BYTES])
+                end = start + LENGTH_BYTES + _frame_size(header, EVENT_LIMIT_BYTES)
+            except WireError:
+                self._add(dict(GARBLED))
+                self._ended = True
+                continue
+            if len(self._pending) < end:
+                break
+            self._add(_event_of(bytes(self._pending[start + LENGTH_BYTES : end])))
+            start = end
+        del self._pending[: len(self._pending) if self._ended else start]
+
+    def close(self) -> list[Any]:
+        """Every event the stream carried; an incomplete last frame is ``GARBLED``."""
+        if self._pending and not self._ended:
+            self._add(dict(GARBLED))
+        self._ended = True
+        self._pending.clear()
+        return self.events
+
+    def _add(self, event: Any) -> None:
+        self.events.append(event)
+        if not well_formed([event]):
+            return
+        if event["event"] == "collected":
+            self._collected = frozenset(event["names"])
+        elif event["event"] == "outcome" and event["name"] not in self._reported:
+            self._reported.add(event["name"])
+            failing = event["status"] in ("failed", "error") and event["name"] in self._collected
+            if failing and self.failed is None:
+                self.failed = event["name"]
+                self._ended = self.until_failure
+
+
+def _event_of(body: bytes) -> Any:
+    """One event frame's body as JSON, or ``GARBLED``, its depth bounded before parsing."""
+    if _depth(body) > EVENT_DEPTH_LIMIT:
+        return dict(GARBLED)
+    try:
+        return _json_loads(body)
+    except (ValueError, RecursionError):
+        return dict(GARBLED)
 
 
 def _depth(text: bytes) -> int:

@@ -243,7 +243,8 @@ def test_a_busy_machine_gives_the_same_report(chapter: Chapter, reachable_tmp_pa
 def test_no_run_finds_its_time_limit_in_its_memory(pool: WorkerPool) -> None:
     """Route 2 through memory: the job a run's process was started with holds no limit of
     its own (a mutant's limit, measured from the reference, would tell it apart and, by its
-    length, move the addresses of what the test allocates); every run sees zeros."""
+    length, move the addresses of what the test allocates); every run sees zeros, and no
+    run sees whether the worker stops it at its first failure."""
     result = run(
         pool,
         f"""
@@ -251,19 +252,74 @@ def test_no_run_finds_its_time_limit_in_its_memory(pool: WorkerPool) -> None:
 
         def test_limits():
             seen = sorted({{
-                (str(held.get("time_limit")), str(held.get("wall")))
+                (str(held.get("time_limit")), str(held.get("wall")), held.get("stop_at_failure"))
                 for held in gc.get_objects()
                 if isinstance(held, dict) and "ceiling" in held and "time_limit" in held
             }})
             {report_back("seen")}
         """,
         time_limit=7.25,
+        stop_at_failure=True,
     )
-    assert reported(result, "test_limits") == [["0.0", "0.0"]]
+    assert result.status == "stopped", result  # the worker's rule, not the run's
+    assert reported(result, "test_limits") == [["0.0", "0.0", False]]
 
 
 # ----------------------------------------------------------------------
 # Issue 25: what a run is spared, with nothing a test can tell apart.
+
+
+def test_a_run_that_stops_at_its_first_failure_ends_there(pool: WorkerPool) -> None:
+    """The worker ends a mutant's run as soon as a test fails: a test after it that would
+    spin until the time limit never gets to; the same file run to the end times out."""
+    source = """
+        def test_a():
+            assert 1 == 2
+
+        def test_spins():
+            while True:
+                pass
+
+        def test_c():
+            pass
+        """
+    stopped = run(pool, source, time_limit=2.0, stop_at_failure=True)
+    assert stopped.status == "stopped", stopped
+    assert stopped.message == "stopped at its first failing test, test_a"
+    statuses = [(o.name, o.status) for o in stopped.outcomes]
+    assert statuses == [("test_a", "failed"), ("test_spins", "not run"), ("test_c", "not run")]
+    assert "assert 1 == 2" in stopped.detail("test_a")
+    whole = run(pool, source, time_limit=2.0)
+    assert whole.status == "timeout", whole
+    assert whole.outcome("test_a") == "failed" and whole.outcome("test_spins") == "timeout"
+
+
+FORGES_ITS_FAILURE = """
+import json, os
+
+def test_forges():
+    event = {"event": "outcome", "name": "test_forges", "status": "failed", "detail": "forged"}
+    body = json.dumps(event).encode()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                os.write(int(name), len(body).to_bytes(4, "big") + body)
+        except OSError:
+            pass
+"""
+
+
+def test_a_forged_failure_counts_alike_in_every_run(pool: WorkerPool) -> None:
+    """A test that forges its own failure on the outcome channel, then passes: a run that
+    stops at the first failure stops at the forged one, and a run that goes on reads the
+    recorder's second outcome as the forgery it is. Neither run reads as a pass, so a
+    forgery that would count only where runs stop (the mutants') fails the file on the
+    reference."""
+    whole = run(pool, FORGES_ITS_FAILURE)
+    assert whole.status == "crashed", whole
+    assert whole.message == "the test process reported the outcome of test_forges twice"
+    stopped = run(pool, FORGES_ITS_FAILURE, stop_at_failure=True)
+    assert stopped.status == "stopped" and stopped.failing() == ["test_forges"], stopped
 
 
 def test_a_run_imports_the_test_file_the_grader_compiled(pool: WorkerPool) -> None:

@@ -84,3 +84,56 @@ def test_the_event_schema_refuses_fields_of_the_wrong_type() -> None:
     forged = [1, {"event": "outcome", "name": "t", "status": "won", "detail": ""}]
     forged += [{"event": "collected", "names": [1]}, {"event": "start", "name": 5}]
     assert protocol.well_formed(json.loads(json.dumps(forged))) == []
+
+
+RUN: list[protocol.Event] = [
+    {"event": "collected", "names": ["test_a", "test_b", "test_c"]},
+    {"event": "start", "name": "test_a"},
+    {"event": "outcome", "name": "test_a", "status": "passed", "detail": ""},
+    {"event": "start", "name": "test_b"},
+    {"event": "outcome", "name": "test_b", "status": "failed", "detail": "E   assert 1 == 2"},
+    {"event": "start", "name": "test_c"},
+    {"event": "outcome", "name": "test_c", "status": "failed", "detail": "E   assert 3 == 4"},
+    {"event": "finished", "exitstatus": 1},
+]
+"""A run's events as the recorder sends them: one pass, then two failures."""
+
+
+def test_a_stream_parses_the_same_however_its_bytes_arrive() -> None:
+    """Fed a byte at a time, the stream makes the events ``parse_events`` makes at once, and
+    names the first failing test; an incomplete last frame is garbled either way."""
+    buffer = b"".join(protocol.event_frame(event) for event in RUN) + b"\x00\x00"
+    stream = protocol.EventStream()
+    for index in range(len(buffer)):
+        stream.feed(buffer[index : index + 1])
+    assert stream.failed == "test_b"
+    assert stream.close() == protocol.parse_events(buffer) == [*RUN, GARBLED]
+
+
+def test_a_stream_until_failure_keeps_nothing_after_it() -> None:
+    """A run that stops at its first failure keeps the same events whatever the run sent on
+    before the worker stopped it: here, all of it in one chunk."""
+    stream = protocol.EventStream(until_failure=True)
+    stream.feed(b"".join(protocol.event_frame(event) for event in RUN))
+    stream.feed(protocol.event_frame({"event": "finished"}))
+    assert stream.failed == "test_b"
+    assert stream.close() == RUN[:5]
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"event": "outcome", "name": "test_z", "status": "failed", "detail": ""},  # not collected
+        {"event": "outcome", "name": "test_a", "status": "failed", "detail": ""},  # reported
+        {"event": "outcome", "name": "test_b", "status": "won", "detail": ""},  # malformed
+        {"event": "outcome", "name": "test_b", "status": "skipped", "detail": ""},
+    ],
+    ids=["not-collected", "second-outcome", "malformed", "skipped"],
+)
+def test_only_a_first_failure_of_a_collected_test_stops_a_stream(forged: dict[str, str]) -> None:
+    """What stops a run is what ``interpret`` would read as a failure: not an outcome for a
+    test never collected, nor a second one for a test already reported."""
+    stream = protocol.EventStream(until_failure=True)
+    stream.feed(b"".join(protocol.event_frame(event) for event in RUN[:3]))
+    stream.feed(protocol.frame(json.dumps(forged).encode()))
+    assert stream.failed is None

@@ -189,3 +189,42 @@ def test_the_module_under_test_is_the_chapters(pool: WorkerPool) -> None:
     result = pool.run(Job("SIZE = 3\n", "test_heap.py", source, 60.0, "heap"))
     assert result.status == "completed", result.output
     assert [(o.name, o.status) for o in result.outcomes] == [("test_size", "passed")]
+
+
+STOPPED_EVENTS: list[object] = [
+    {"event": "collected", "names": ["test_a", "test_b", "test_c"]},
+    {"event": "start", "name": "test_a"},
+    {"event": "outcome", "name": "test_a", "status": "passed", "detail": ""},
+    {"event": "start", "name": "test_b"},
+    {"event": "outcome", "name": "test_b", "status": "failed", "detail": "E   assert 1 == 2"},
+]
+
+
+def test_a_run_stopped_at_its_first_failure_names_that_test_alone() -> None:
+    """The worker ended the run after ``test_b`` failed: the tests after it did not run, and
+    are no failures; the same events without the worker's word are a crash."""
+    record = {"events": STOPPED_EVENTS, "seconds": 0.1, "output": "", "timed_out": False}
+    stopped = interpret({**record, "stopped": True, "exit_code": -9})
+    assert stopped.status == "stopped"
+    assert stopped.message == "stopped at its first failing test, test_b"
+    assert [(o.name, o.status) for o in stopped.outcomes] == [
+        ("test_a", "passed"),
+        ("test_b", "failed"),
+        ("test_c", "not run"),
+    ]
+    assert stopped.failing() == ["test_b"]
+    assert not stopped.all_passed
+    assert "test_c" not in stopped.durations()
+    assert interpret({**record, "stopped": False, "exit_code": -9}).status == "crashed"
+
+
+def test_a_second_outcome_for_one_test_crashes_the_run() -> None:
+    """A test that forges its own failure before the recorder reports it passed: neither
+    outcome stands (a run stopped at the forged one would count it, one that went on would
+    not), so the run is crashed, whether or not it stopped."""
+    passed = {"event": "outcome", "name": "test_b", "status": "passed", "detail": ""}
+    events = [*STOPPED_EVENTS, passed, {"event": "finished", "exitstatus": 0}]
+    record = {"events": events, "seconds": 0.1, "output": "", "timed_out": False}
+    result = interpret({**record, "exit_code": 0})
+    assert result.status == "crashed"
+    assert result.message == "the test process reported the outcome of test_b twice"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -29,6 +30,16 @@ REINSERT = "test_insert_hands_back_the_stored_part"
 IDLE = ("test_locks_pin_ancestors", "test_parent_becomes_evictable", "test_a_new_tree_is_empty")
 
 
+def _check(folder: Path, report_file: Path, *options: str) -> dict[str, Any]:
+    """``grader check`` of ``folder`` with ``options``: its JSON report, checked on its schema."""
+    arguments = ["check", "--submission", str(folder), "--json", str(report_file), *options]
+    assert grader.cli.main(arguments) == EXIT_FAIL
+    report: dict[str, Any] = json.loads(report_file.read_text(encoding="utf-8"))
+    jsonschema.validate(report, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    assert report["schema_version"] == 3
+    return report
+
+
 @pytest.mark.slow
 def test_each_test_is_shown_with_its_kills(
     tmp_path: Path,
@@ -36,6 +47,8 @@ def test_each_test_is_shown_with_its_kills(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """With ``--every-kill`` each test shows all it kills; by default, the kills it made first,
+    with the same statuses, and each mutant's killer the first of its full run's killers."""
     folder = tmp_path / "submission"
     (folder / "tests").mkdir(parents=True)
     shutil.copyfile(CHAPTER.reference, folder / CHAPTER.implementation)
@@ -43,12 +56,7 @@ def test_each_test_is_shown_with_its_kills(
     shutil.copyfile(WORTH_TESTS, folder / CHAPTER.student_tests)
     reused_runs.install(monkeypatch)
     monkeypatch.setenv("COLUMNS", "250")
-    report_file = tmp_path / "report.json"
-    arguments = ["check", "--submission", str(folder), "--json", str(report_file)]
-    assert grader.cli.main(arguments) == EXIT_FAIL
-    report = json.loads(report_file.read_text(encoding="utf-8"))
-    jsonschema.validate(report, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
-    assert report["schema_version"] == 3
+    report = _check(folder, tmp_path / "every.json", "--every-kill")
     assert report["mutation"]["worth"] == {
         SPLIT: {"kills": ["s05"], "covered_by": [REINSERT, AGAIN]},
         "test_match_splits_inside_an_edge": {"kills": ["s02"], "covered_by": []},
@@ -65,6 +73,27 @@ def test_each_test_is_shown_with_its_kills(
     lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
     assert f"Tests that kill no mutant: {', '.join(IDLE)}" in lines
     assert f"Tests whose every kill another test also makes: {SPLIT}, {REINSERT}, {AGAIN}" in lines
+
+    first = _check(folder, tmp_path / "first.json")
+    assert first["provenance"]["run_settings"]["every_kill"] is False
+    assert first["mutation"]["worth"] == {
+        SPLIT: {"kills": ["s05"], "covered_by": []},
+        "test_match_splits_inside_an_edge": {"kills": ["s02"], "covered_by": []},
+        "test_oldest_leaf_goes_first": {"kills": ["m03"], "covered_by": []},
+        **{name: {"kills": [], "covered_by": []} for name in (REINSERT, *IDLE, AGAIN)},
+    }
+    order = list(first["mutation"]["worth"])
+    for mutant_id, mutant in first["mutation"]["mutants"].items():
+        full = report["mutation"]["mutants"][mutant_id]
+        assert mutant["status"] == full["status"], mutant_id
+        expected = sorted(full["killed_by"], key=order.index)[:1]
+        assert mutant["killed_by"] == expected, mutant_id
+    out = capsys.readouterr().out
+    lines = [line.strip() for line in out.splitlines()]
+    adds_none = ", ".join((REINSERT, *IDLE, AGAIN))
+    assert f"Tests that add no kill to the tests before them: {adds_none}" in lines
+    assert "grader check --every-kill runs every test on every mutant" in out
+    assert "Tests whose every kill" not in out
 
 
 def test_a_test_is_covered_only_by_one_that_kills_everything_it_kills() -> None:

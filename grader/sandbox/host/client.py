@@ -134,6 +134,7 @@ class Worker:
             "ceiling": job.time_limit if job.ceiling is None else job.ceiling,
             "only": list(job.only),
             "leave_out": list(job.leave_out),
+            "stop_at_failure": job.stop_at_failure,
             "wall": wall_backstop(job.time_limit, confirming),
         }
         started = time.monotonic()

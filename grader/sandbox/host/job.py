@@ -61,6 +61,9 @@ class Job:
     kit_tests: bool = False
     """The test file is the kit's own (the course tests): no student's code runs in the test
     process, so it runs beside the implementation's, on its worker's CPU."""
+    stop_at_failure: bool = False
+    """End the run at its first failing test (a mutant's run: one failure is a kill). The
+    worker ends it; nothing inside the run can tell."""
 
 
 @dataclass(frozen=True)

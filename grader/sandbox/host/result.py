@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import signal
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -19,7 +20,8 @@ from typing import Any, Literal
 from grader.sandbox import protocol
 from grader.sandbox.protocol import TestStatus
 
-RunStatus = Literal["completed", "collection_error", "crashed", "timeout"]
+RunStatus = Literal["completed", "stopped", "collection_error", "crashed", "timeout"]
+"""How a run ended; ``stopped``: at its first failing test, where the job asked for that."""
 
 PARENT_KILLED = "the test process killed its parent, the grader's worker"
 
@@ -41,8 +43,9 @@ class RunResult:
     """What one run of a test file against one implementation showed.
 
     ``status`` is ``completed`` only when every collected test reported an
-    outcome and the session reported its end; otherwise the run timed out,
-    crashed (ended early, killed, out of memory or output) or failed to collect.
+    outcome and the session reported its end, and ``stopped`` when the worker
+    ended it at its first failing test; otherwise the run timed out, crashed
+    (ended early, killed, out of memory or output) or failed to collect.
     """
 
     status: RunStatus
@@ -73,9 +76,11 @@ class RunResult:
         return list(dict.fromkeys(_base_name(o.name) for o in self.outcomes))
 
     def durations(self) -> dict[str, float]:
-        """Seconds per test, parametrized cases summed, in the run's order."""
+        """Seconds per test that ran, parametrized cases summed, in the run's order."""
         seconds: dict[str, float] = {}
         for o in self.outcomes:
+            if o.status == "not run":
+                continue
             seconds[_base_name(o.name)] = seconds.get(_base_name(o.name), 0.0) + o.seconds
         return {name: round(value, 3) for name, value in seconds.items()}
 
@@ -134,46 +139,28 @@ def interpret(record: Mapping[str, Any]) -> RunResult:
 def _interpret(record: Mapping[str, Any]) -> RunResult:
     raw = record["events"] if isinstance(record.get("events"), list) else []
     events = protocol.well_formed(raw)
-    if len(events) != len(raw):
-        seconds = float(record.get("seconds", 0.0))
-        return RunResult("crashed", (), MALFORMED, "", seconds, float(record.get("cpu_seconds", 0)))
-    collected: list[str] = []
-    collection_errors: list[str] = []
-    outcomes: dict[str, TestOutcome] = {}
-    running: str | None = None
-    finished = False
-    for event in events:
-        if event["event"] == "collected":
-            collected = list(event["names"])
-        elif event["event"] == "collection_error":
-            collection_errors.append(_without_addresses(event["detail"]))
-        elif event["event"] == "start":
-            running = event["name"]
-        elif event["event"] == "outcome":
-            detail = _without_addresses(event["detail"])
-            took = _bounded_seconds(event.get("seconds"), float(record["seconds"]))
-            outcomes[event["name"]] = TestOutcome(event["name"], event["status"], detail, took)
-            running = None
-        elif event["event"] == "finished":
-            finished = True
-    seconds = float(record["seconds"])
+    seconds = float(record.get("seconds", 0.0))
     cpu_seconds = float(record.get("cpu_seconds", 0.0))
+    refused = _refusal(raw, events)
+    if refused is not None:
+        return RunResult("crashed", (), refused, "", seconds, cpu_seconds)
+    seen = _Seen.of(events, seconds)
     output = record["output"]
-    if collection_errors:
-        return RunResult(
-            "collection_error",
-            (),
-            failure_line(collection_errors[0]) or "the test file could not be collected",
-            collection_errors[0],
-            seconds,
-            cpu_seconds,
-        )
+    if seen.collection_errors:
+        first = seen.collection_errors[0]
+        line = failure_line(first) or "the test file could not be collected"
+        return RunResult("collection_error", (), line, first, seconds, cpu_seconds)
+    collected, outcomes, running = seen.collected, seen.outcomes, seen.running
     # Fewer outcomes than collected tests is never a pass, whatever the exit status said.
     missing = [name for name in collected if name not in outcomes]
     if record["timed_out"]:
         status: RunStatus = "timeout"
         message = f"stopped after its time limit while running {running or 'the tests'}"
-    elif not finished or missing:
+    elif record.get("stopped") is True:
+        status = "stopped"
+        failing = (o.name for o in reversed(outcomes.values()) if o.status in ("failed", "error"))
+        message = f"stopped at its first failing test, {next(failing, 'a test')}"
+    elif not seen.finished or missing:
         status = "crashed"
         message = (
             PARENT_KILLED
@@ -184,12 +171,56 @@ def _interpret(record: Mapping[str, Any]) -> RunResult:
         ordered = tuple(outcomes[n] for n in collected)
         return RunResult("completed", ordered, "", output, seconds, cpu_seconds)
     for name in missing:
-        stopped: TestStatus = "timeout" if status == "timeout" and name == running else "not run"
+        ended: TestStatus = "timeout" if status == "timeout" and name == running else "not run"
         if status == "crashed" and name == running:
-            stopped = "error"
-        outcomes[name] = TestOutcome(name, stopped, message if name == running else "")
+            ended = "error"
+        outcomes[name] = TestOutcome(name, ended, message if ended != "not run" else "")
     ordered = tuple(outcomes[n] for n in collected) if collected else tuple(outcomes.values())
     return RunResult(status, ordered, message, output, seconds, cpu_seconds)
+
+
+@dataclass
+class _Seen:
+    """What a run's well-formed events say: the tests collected, each outcome, the test that
+    started last without an outcome, and whether the session reported its end."""
+
+    collected: list[str] = field(default_factory=list)
+    collection_errors: list[str] = field(default_factory=list)
+    outcomes: dict[str, TestOutcome] = field(default_factory=dict)
+    running: str | None = None
+    finished: bool = False
+
+    @classmethod
+    def of(cls, events: list[protocol.Event], run_seconds: float) -> _Seen:
+        seen = cls()
+        for event in events:
+            if event["event"] == "collected":
+                seen.collected = list(event["names"])
+            elif event["event"] == "collection_error":
+                seen.collection_errors.append(_without_addresses(event["detail"]))
+            elif event["event"] == "start":
+                seen.running = event["name"]
+            elif event["event"] == "outcome":
+                detail = _without_addresses(event["detail"])
+                took = _bounded_seconds(event.get("seconds"), run_seconds)
+                name = event["name"]
+                seen.outcomes[name] = TestOutcome(name, event["status"], detail, took)
+                seen.running = None
+            elif event["event"] == "finished":
+                seen.finished = True
+        return seen
+
+
+def _refusal(raw: list[Any], events: list[protocol.Event]) -> str | None:
+    """Why a run's events cannot be the recorder's, if they cannot: one is malformed, or a
+    test's outcome comes twice. The recorder reports each test once, so a second outcome is
+    forged; letting either stand would make a run that stops at its first failure read
+    unlike one that goes on."""
+    if len(events) != len(raw):
+        return MALFORMED
+    counts = Counter(event["name"] for event in events if event["event"] == "outcome")
+    twice = [name for name, count in counts.items() if count > 1]
+    return f"the test process reported the outcome of {twice[0]} twice" if twice else None
 
 
 def _bounded_seconds(value: object, run_seconds: float) -> float:

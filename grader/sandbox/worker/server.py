@@ -46,7 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.catalog import kit_root
 from grader.sandbox import confine, libc, procfs, protocol, reaper
@@ -164,17 +164,18 @@ def run_job(
         usage = _Usage([process.pid for process in spawned], cgroups)
         try:
             _send({"pid": test.pid})
-            budget, wall = float(job["time_limit"]), float(job["wall"])
-            events, timed_out, status = _collect(test, events_read, budget, wall, usage, marks)
+            ending = _collect(test, events_read, job, usage, marks)
         finally:
             cpu_seconds = usage.seconds()
             _sweep(spawned, cgroups, identities, confinement, server)
             marks["sweep"] = time.monotonic()
+        status = ending.status
         return {
-            "events": _without_folder(events, folder),
-            "timed_out": timed_out,
+            "events": _without_folder(ending.events, folder),
+            "timed_out": ending.timed_out,
+            "stopped": ending.stopped,
             "exit_code": confine.exit_code(status, confinement) if status is not None else None,
-            "parent_killed": status is None and not timed_out,
+            "parent_killed": status is None and not ending.timed_out and not ending.stopped,
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
             "output": _strip_folder(_tail(folder / "output.log"), folder),
@@ -190,10 +191,11 @@ def run_job(
 
 def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[RunJob, RunJob]:
     """The job as the run's implementation process and its test process each get it."""
-    # The run gets no limit of its own: the worker enforces them. A limit measured from the
-    # reference (a mutant's) differs from run to run; in the job it would change the run's
-    # memory, and so the order of a set of plain objects, and it would tell runs apart.
-    job = {**job, "time_limit": 0.0, "wall": 0.0}
+    # The run gets no limit of its own, nor the rule that stops it at a failure: the worker
+    # enforces them. A limit measured from the reference (a mutant's) differs from run to run;
+    # in the job it would change the run's memory, and so the order of a set of plain
+    # objects, and, like the rule, it would tell runs apart.
+    job = {**job, "time_limit": 0.0, "wall": 0.0, "stop_at_failure": False}
     implementation: RunJob = {**job, "folder": str(folder), "kind": "implementation"}
     test: RunJob = {**job, "folder": str(folder), "kind": "test"}
     # Where the test cannot see the implementation process (a PID namespace of its own), that
@@ -352,34 +354,42 @@ USAGE_CHECK_SECONDS = 0.25
 """How often a run's CPU time is read, and a run that reports nothing checked for being stopped."""
 
 
+class _Ending(NamedTuple):
+    """How a run's test process was watched to its end: its events, why it ended, its status."""
+
+    events: list[Any]
+    timed_out: bool
+    stopped: bool
+    """Ended by the worker at the first failing test, as the job asked."""
+    status: int | None
+
+
 def _collect(
     spawned: Spawned,
     read_end: int,
-    budget: float,
-    wall: float,
+    job: JobMessage,
     usage: _Usage,
     marks: dict[str, float],
-) -> tuple[list[Any], bool, int | None]:
-    """Read the test process's events until it exits or its time is up; then kill its group.
+) -> _Ending:
+    """Read the test process's events until it exits, its time is up, or (where the job stops
+    at its first failure) a test has failed; then kill its group.
 
-    Its time is up when the run's processes have used ``budget`` seconds of
-    CPU time, or after ``wall`` seconds by the wall clock. Its exit is
-    watched through a pidfd on its root rather than the channel's end: a
-    grandchild may hold the channel open long after it is gone. The control
-    socket is watched too: it only becomes readable here when the grader
-    closes it, and then the run is abandoned (``GraderGone``). A run whose
-    every process is stopped (SIGSTOP) can never go on, since nothing in it
-    can wake it: it times out at once rather than at its limit. The exit
-    status is ``None`` where the root was killed (by the timeout, or by its
-    own child) before it could report one.
+    Its time is up when the run's processes have used the job's ``time_limit``
+    in seconds of CPU time, or after ``wall`` seconds by the wall clock. Its
+    exit is watched through a pidfd on its root, not the channel's end, which a
+    grandchild may hold open. The control socket becomes readable only when the
+    grader closes it: the run is then abandoned (``GraderGone``). A run whose
+    every process is stopped (SIGSTOP) can never go on: it times out at once.
     """
     pid = spawned.pid
-    deadline = time.monotonic() + wall
+    budget, stop_at_failure = float(job["time_limit"]), job["stop_at_failure"]
+    deadline = time.monotonic() + float(job["wall"])
     next_check = time.monotonic() + USAGE_CHECK_SECONDS
     exited = os.pidfd_open(pid)
-    buffer = bytearray()
+    stream = protocol.EventStream(until_failure=stop_at_failure)
+    received = 0
     watched = [read_end, exited, CONTROL_FD]
-    timed_out = True
+    timed_out, stopped = True, False
     try:
         while (remaining := deadline - time.monotonic()) > 0:
             wait = min(remaining, USAGE_CHECK_SECONDS)
@@ -390,10 +400,14 @@ def _collect(
                 chunk = os.read(read_end, 65536)
                 if not chunk:
                     watched.remove(read_end)
-                elif len(buffer) < EVENTS_LIMIT_BYTES:
-                    buffer += chunk
+                elif received < EVENTS_LIMIT_BYTES:
+                    received += len(chunk)
+                    stream.feed(chunk)
                     marks.setdefault("first event", time.monotonic())
                     marks["last event"] = time.monotonic()
+                if stop_at_failure and stream.failed is not None:
+                    timed_out, stopped = False, True
+                    break
             if exited in ready:
                 marks["exit"] = time.monotonic()
                 timed_out = False
@@ -404,11 +418,11 @@ def _collect(
                     break
         reaper.kill_group(pid)
         status = spawned.status()
-        buffer += _drain(read_end)
+        stream.feed(_drain(read_end))
     finally:
         os.close(exited)
         os.close(read_end)
-    return protocol.parse_events(bytes(buffer)), timed_out, status
+    return _Ending(stream.close(), timed_out, stopped, status)
 
 
 def _drain(read_end: int) -> bytes:
