@@ -278,7 +278,8 @@ def _batch_limits(args: argparse.Namespace) -> Limits:
         student_tests=args.time_limit,
         isolation=ISOLATION_CHOICES[args.isolation],
         ref_deps=getattr(args, "ref_deps", False),  # merge grades no student's code
-        every_kill=getattr(args, "every_kill", False),
+        # copy detection compares what each test kills: a class is graded on every kill
+        every_kill=not getattr(args, "first_kills", False),
     )
 
 

@@ -28,6 +28,8 @@ from hostile_harness import (
     LIMITS,
     REFERENCE,
     lay_out,
+    report_back,
+    reported,
     run,
     snapshot,
     stray_processes,
@@ -189,6 +191,31 @@ def test_a_set_order_dependent_submission_gets_the_same_report_20_times(
             assert run(pool, "def test_x():\n    assert [object() for _ in range(99)]\n").all_passed
     reports.add(without_timings(check(tiny_chapter, folder, LIMITS)))
     assert len(reports) == 1, reports
+
+
+ADDRESSES = f"""
+import base64, json, sys, zlib
+
+class Token:
+    pass
+
+def test_addresses():
+    tokens = [Token() for _ in range(16)]
+    seen = [[id(token) for token in tokens], sys.getallocatedblocks()]
+    {report_back("seen")}
+"""
+
+
+def test_every_fresh_worker_starts_its_runs_from_the_same_heap() -> None:
+    """The set-order case holds across pools only if every worker, started afresh, forks its
+    runs from the same heap: the same addresses for the same test, block for block. (A
+    ``typing.NamedTuple`` class made when the worker imported its modules broke this: one
+    fresh worker in three started with six blocks more, and another set order.)"""
+    seen = []
+    for _ in range(6):
+        with WorkerPool(workers=1) as own:
+            seen.append(reported(run(own, ADDRESSES), "test_addresses"))
+    assert all(found == seen[0] for found in seen), seen
 
 
 def test_two_checks_at_once_on_one_submission_do_not_interfere(

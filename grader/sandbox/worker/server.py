@@ -46,7 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from grader.catalog import kit_root
 from grader.sandbox import confine, libc, procfs, protocol, reaper
@@ -164,18 +164,17 @@ def run_job(
         usage = _Usage([process.pid for process in spawned], cgroups)
         try:
             _send({"pid": test.pid})
-            ending = _collect(test, events_read, job, usage, marks)
+            events, timed_out, stopped, status = _collect(test, events_read, job, usage, marks)
         finally:
             cpu_seconds = usage.seconds()
             _sweep(spawned, cgroups, identities, confinement, server)
             marks["sweep"] = time.monotonic()
-        status = ending.status
         return {
-            "events": _without_folder(ending.events, folder),
-            "timed_out": ending.timed_out,
-            "stopped": ending.stopped,
+            "events": _without_folder(events, folder),
+            "timed_out": timed_out,
+            "stopped": stopped,
             "exit_code": confine.exit_code(status, confinement) if status is not None else None,
-            "parent_killed": status is None and not ending.timed_out and not ending.stopped,
+            "parent_killed": status is None and not timed_out and not stopped,
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
             "output": _strip_folder(_tail(folder / "output.log"), folder),
@@ -354,23 +353,13 @@ USAGE_CHECK_SECONDS = 0.25
 """How often a run's CPU time is read, and a run that reports nothing checked for being stopped."""
 
 
-class _Ending(NamedTuple):
-    """How a run's test process was watched to its end: its events, why it ended, its status."""
-
-    events: list[Any]
-    timed_out: bool
-    stopped: bool
-    """Ended by the worker at the first failing test, as the job asked."""
-    status: int | None
-
-
 def _collect(
     spawned: Spawned,
     read_end: int,
     job: JobMessage,
     usage: _Usage,
     marks: dict[str, float],
-) -> _Ending:
+) -> tuple[list[Any], bool, bool, int | None]:
     """Read the test process's events until it exits, its time is up, or (where the job stops
     at its first failure) a test has failed; then kill its group.
 
@@ -422,7 +411,7 @@ def _collect(
     finally:
         os.close(exited)
         os.close(read_end)
-    return _Ending(stream.close(), timed_out, stopped, status)
+    return stream.close(), timed_out, stopped, status
 
 
 def _drain(read_end: int) -> bytes:
