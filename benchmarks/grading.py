@@ -8,7 +8,9 @@ In one run on the model-answer submission (``reference/``), this measures:
   student's tests once each against the reference (the work with no
   grading around it);
 - the naive loop: a fresh ``python -m pytest`` of the student's tests per
-  mutant, the mutant written to a temporary folder first;
+  mutant, the mutant written to a temporary folder first (and, for
+  information, the same loop with ``-x``: the grader's mutant runs stop at
+  their first failing test);
 - the mutation phase of ``check`` (the same 18 mutants, from warm workers).
 
 It prints ``check / floor`` (issue 18: at most 1.8x; issue 25: at most
@@ -115,14 +117,17 @@ def floor_seconds() -> float:
     return timed_process(pytest_command(chapter.course_test_file, chapter.model_tests), KIT)
 
 
-def naive_loop_seconds() -> float:
+def naive_loop_seconds(first_failure: bool = False) -> float:
+    """18 fresh pytests; ``first_failure``: each stops at its first failing test (``-x``),
+    as the grader's mutant runs do."""
     chapter = load_chapter()
     started = time.perf_counter()
+    stop = ["-x"] if first_failure else []
     for source in mutant_sources(chapter).values():
         with tempfile.TemporaryDirectory() as folder:
             Path(folder, "radix.py").write_text(source)
             env = caching(dict(os.environ, PYTHONPATH=folder))
-            command = pytest_command("--rootdir", folder, chapter.model_tests)
+            command = pytest_command("--rootdir", folder, *stop, chapter.model_tests)
             subprocess.run(command, cwd=folder, env=env, check=False, capture_output=True)
     return time.perf_counter() - started
 
@@ -288,8 +293,9 @@ def heavy_mutation_seconds() -> float:
     return seconds
 
 
-def heavy_in_process_seconds() -> float:
-    """The same 18 runs the old way: each mutant imported into the process running its tests.
+def heavy_in_process_seconds(first_failure: bool = False) -> float:
+    """The same 18 runs the old way: each mutant imported into the process running its tests
+    (``first_failure``: each stopping at its first failing test, as the grader's do now).
 
     A warm process (pytest and hypothesis imported) forks a child per mutant,
     two at a time as the pool runs them; each child puts the mutant on its
@@ -321,7 +327,8 @@ def heavy_in_process_seconds() -> float:
                 os.dup2(descriptor, 1)
                 os.dup2(descriptor, 2)
                 enforce_grader_settings()
-                pytest.main([f"tests/{HEAVY_TESTS.name}", *PYTEST_ARGS])
+                stop = ["-x"] if first_failure else []
+                pytest.main([f"tests/{HEAVY_TESTS.name}", *stop, *PYTEST_ARGS])
                 os._exit(0)
             running.append(pid)
         for pid in running:
@@ -369,8 +376,11 @@ def calls(repeat: int) -> None:
 def heavy(repeat: int) -> None:
     proxied = best_of(repeat, heavy_mutation_seconds)
     before = best_of(repeat, heavy_in_process_seconds)
+    stopping = best_of(repeat, lambda: heavy_in_process_seconds(first_failure=True))
     print(f"hypothesis-heavy file, mutation phase {proxied:7.2f} s")
     print(f"  the same runs in process (before)   {before:7.2f} s")
+    print(f"  the same, each stopping at its first failure (-x) {stopping:.2f} s")
+    print(f"  mutation phase / that   {proxied / stopping:6.2f}x  (information)")
     ratio = proxied / before
     ok = verdict(ratio <= HEAVY_TARGET)
     print(f"heavy / in process {ratio:6.2f}x  target <= {HEAVY_TARGET}x  {ok}")
@@ -387,6 +397,7 @@ def whole_check(repeat: int) -> None:
             "check": grader_check_seconds(),
             "floor": floor_seconds(),
             "naive": naive_loop_seconds(),
+            "naive -x": naive_loop_seconds(first_failure=True),
             "mutation": mutation_phase_seconds(),
             "in check": mutation_in_check_seconds(),
         }
@@ -396,6 +407,7 @@ def whole_check(repeat: int) -> None:
     print(f"grader check (fresh process)         {best['check']:7.2f} s")
     print(f"floor: one pytest, both files        {best['floor']:7.2f} s")
     print(f"naive loop: 18 fresh pytests         {best['naive']:7.2f} s")
+    print(f"  (each stopping at its first failure, -x: {best['naive -x']:.2f} s)")
     print(f"mutation phase: 18 on a warm pool    {best['mutation']:7.2f} s")
     print(f"  (inside check, beside the course tests: {best['in check']:.2f} s)")
     ratio = statistics.median(figures["check"] / figures["floor"] for figures in rounds)
@@ -406,6 +418,8 @@ def whole_check(repeat: int) -> None:
     ratio = statistics.median(figures["naive"] / figures["mutation"] for figures in rounds)
     ok = verdict(ratio >= NAIVE_TARGET)
     print(f"naive / mutation   {ratio:6.2f}x  target >= {NAIVE_TARGET}x (issue 18)  {ok}")
+    ratio = statistics.median(figures["naive -x"] / figures["mutation"] for figures in rounds)
+    print(f"  naive -x / mutation {ratio:6.2f}x  (both stop at a first failure; information)")
     # the naive loop has one core, the phase two workers
     per_core = statistics.median(f["naive"] / (2 * f["in check"]) for f in rounds)
     ok = verdict(per_core >= NAIVE_PER_CORE_TARGET_25)
