@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import time
@@ -76,10 +77,39 @@ def kill_descendants(spare: int | None = None) -> None:
         living = [pid for pid in procfs.descendants(os.getpid()) if pid != spare]
         for pid in living:
             kill_by_pidfd(pid)
+        _await_exits(living[:AWAITED_AT_ONCE], DEATH_WAIT_SECONDS)
         reap_children()
         if not living:
             return
-        time.sleep(0.005)
+
+
+AWAITED_AT_ONCE = 64
+"""How many killed processes a sweep round watches die (a pidfd each); the rest are found
+again in the next round if they still live."""
+DEATH_WAIT_SECONDS = 0.005
+"""The longest a sweep round waits for the processes it killed to die."""
+
+
+def _await_exits(pids: list[int], seconds: float) -> None:
+    """Wait until each of ``pids`` has exited (its pidfd readable), at most ``seconds``: a
+    killed process mostly dies within a millisecond, so a round rarely waits that long."""
+    handles = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            handles.append(os.pidfd_open(pid))
+    poller = select.poll()
+    for handle in handles:
+        poller.register(handle, select.POLLIN)
+    deadline = time.monotonic() + seconds
+    try:
+        waiting = len(handles)
+        while waiting and (left := deadline - time.monotonic()) > 0:
+            for handle, _ in poller.poll(left * 1000):
+                poller.unregister(handle)
+                waiting -= 1
+    finally:
+        for handle in handles:
+            os.close(handle)
 
 
 def reap_children() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.catalog import kit_root
-from grader.sandbox import confine, libc
+from grader.sandbox import confine, libc, reaper
 from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolation_level
 from grader.sandbox.host.client import LIVE_WORKERS
 from grader.sandbox.host.job import OTHER_HASH_SEED, Job
@@ -129,6 +129,34 @@ def test_a_confined_run_leaves_no_process_once_its_pid_is_killed() -> None:
     for stray in descendants(os.getpid()):  # below namespaces, the grader's sweep does this
         os.kill(stray, 9)
     reap_any()
+
+
+def test_a_sweep_leaves_every_process_it_killed_reaped() -> None:
+    """A sweep round waits on the pidfds of the processes it killed, not a fixed sleep, and
+    still ends with every one of them dead and reaped, none left a zombie. (In a child of
+    its own: a sweep here would end every worker this test process has.)"""
+    sweeper = os.fork()
+    if sweeper == 0:
+        try:
+            children = []
+            for _ in range(3):
+                pid = os.fork()
+                if pid == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                children.append(pid)
+            reaper.kill_descendants()
+            gone = descendants(os.getpid()) == []
+            for pid in children:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                    gone = False
+                except ChildProcessError:
+                    pass
+            os._exit(0 if gone else 1)
+        finally:
+            os._exit(2)
+    assert os.waitstatus_to_exitcode(os.waitpid(sweeper, 0)[1]) == 0
 
 
 def reap_any() -> None:
