@@ -202,6 +202,63 @@ def test_callbacks_run_here_in_order_and_may_call_the_tree(pool: WorkerPool) -> 
     )
 
 
+APPENDS_THEN_RAISES = (
+    REFERENCE
+    + """
+
+_evict = RadixTree.evict
+
+
+def _evict_then_raise(self, n, on_evict):
+    if n != 99:
+        return _evict(self, n, on_evict)
+    on_evict("x")
+    try:
+        on_evict("y", "z")
+    except Exception as refused:
+        on_evict(type(refused).__name__)
+    raise ValueError("after the appends")
+
+
+RadixTree.evict = _evict_then_raise
+"""
+)
+
+
+def test_a_lists_append_gets_every_call_in_order_even_when_the_call_raises(
+    pool: WorkerPool,
+) -> None:
+    """``on_evict=gone.append`` (collected by the implementation, made here at the end) sees
+    what a callback called back one call at a time would: every value in order, those before
+    an error included, and a call ``append`` refuses refused as ``append`` refuses it."""
+    passes(
+        pool,
+        APPENDS_THEN_RAISES,
+        """
+        import pytest
+        from radix import RadixTree
+
+        class Seen(list):
+            pass
+
+        def test_appends():
+            tree = RadixTree(1)
+            tree.insert([1], ["a"])
+            tree.insert([2], ["b"])
+            gone = []
+            assert tree.evict(5, gone.append) == 2
+            assert gone == ["a", "b"]
+
+        @pytest.mark.parametrize("make", [list, Seen])
+        def test_appends_before_an_error(make):
+            gone = make()
+            with pytest.raises(ValueError, match="after the appends"):
+                RadixTree(1).evict(99, gone.append)
+            assert gone == ["x", "CallbackFailed"]
+        """,
+    )
+
+
 def test_other_errors_and_objects_are_implementation_errors(pool: WorkerPool) -> None:
     odd = REFERENCE.replace(
         "    def lru_order(self) -> list[NodeId]:",

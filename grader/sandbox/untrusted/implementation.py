@@ -248,7 +248,8 @@ class Server:
                     self.objects.pop(handle, None)
                     self.classes.pop(handle, None)
                 return
-            frame = protocol.encode(["ok", self.carry_out(kind, message)])
+            appended: list[list[Any]] = []
+            frame = protocol.encode(["ok", self.carry_out(kind, message, appended)])
         except CallbackFailed as failed:
             frame = protocol.encode(["callback-failed", failed.args[0]])
         except protocol.NotPlainData as error:
@@ -256,19 +257,22 @@ class Server:
         except BaseException as error:
             own = f"{self.contract.module}.py" if self.contract.frames else None
             frame = protocol.encode(["raise", *exception_record(error, own)])
+        if appended:  # made in the test process before the reply is read, as if made in turn
+            frame = b"".join(protocol.encode(["appended", *call]) for call in appended) + frame
         protocol.write_all(self.replies, frame)
 
-    def carry_out(self, kind: str, message: list[Any]) -> Any:
+    def carry_out(self, kind: str, message: list[Any], appended: list[list[Any]]) -> Any:
+        """One request's result; the ``append`` calls it collected go into ``appended``."""
         if kind == "new":
             _, class_name, arguments, keywords, callbacks = message
             if class_name not in (self.contract.members or {}):
                 raise protocol.WireError(f"no class {class_name}")
             cls = getattr(self.module, class_name)
-            args, kwargs = self.arguments(arguments, keywords, callbacks)
+            args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
             return self.keep(cls(*args, **kwargs), class_name)
         if kind == "call":
             _, handle, member, arguments, keywords, callbacks = message
-            args, kwargs = self.arguments(arguments, keywords, callbacks)
+            args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
             return self.member(handle, member)(*args, **kwargs)
         if kind == "get":
             _, handle, member = message
@@ -306,19 +310,42 @@ class Server:
         return getattr(self.objects[handle], member)
 
     def arguments(
-        self, arguments: list[Any], keywords: list[list[Any]], callbacks: list[Any]
+        self,
+        arguments: list[Any],
+        keywords: list[list[Any]],
+        callbacks: list[Any],
+        appended: list[list[Any]],
     ) -> tuple[list[Any], dict[str, Any]]:
         if not keywords and not callbacks:
             return arguments, {}
         args = list(arguments)
         kwargs = {str(key): value for key, value in keywords}
-        for place in callbacks:
-            stand_in = self.callback(place)
+        for given in callbacks:
+            # [place]: a list's append in the test process, collected here and made there
+            place = given[0] if type(given) is list else given
+            stand_in = (
+                self.collector(place, appended) if type(given) is list else self.callback(place)
+            )
             if isinstance(place, int):
                 args[place] = stand_in
             else:
                 kwargs[place] = stand_in
         return args, kwargs
+
+    def collector(self, place: int | str, appended: list[list[Any]]) -> Callable[..., Any]:
+        """A stand-in for a list's ``append`` in the test process: each call is kept, in order,
+        its argument checked as a callback's is when sent; a call ``append`` would refuse
+        (not one argument) goes to the test process, to fail there as it would."""
+        refused = self.callback(place)
+
+        def append(*args: Any, **kwargs: Any) -> Any:
+            if kwargs or len(args) != 1:
+                return refused(*args, **kwargs)
+            protocol.check_plain(["callback", place, list(args)])
+            appended.append([place, list(args)])
+            return None
+
+        return append
 
     def callback(self, place: int | str) -> Callable[..., Any]:
         """A function that calls the test's own callback in the test process and waits."""
