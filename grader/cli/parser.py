@@ -141,28 +141,6 @@ def _add_ref_deps(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_every_kill(sub: argparse.ArgumentParser) -> None:
-    """``--every-kill``: mutant runs go past their first failing test (slower)."""
-    sub.add_argument(
-        "--every-kill",
-        action="store_true",
-        help="run every one of your tests on every mutant, not only up to the first that "
-        "fails on it: slower, the same score, and each mutant then lists every test that kills "
-        "it (the worth table shows which tests repeat another's kills)",
-    )
-
-
-def _add_first_kills(sub: argparse.ArgumentParser) -> None:
-    """``--first-kills``: a batch's mutant runs stop at their first failing test, as check's."""
-    sub.add_argument(
-        "--first-kills",
-        action="store_true",
-        help="stop each mutant's run at the first test that fails on it, as check does: "
-        "faster, the same grades, but copy detection then compares only each mutant's first "
-        "killer, so a copy with its tests reordered looks less alike",
-    )
-
-
 def _add_json_and_mutation_report(sub: argparse.ArgumentParser) -> None:
     """The two report files ``check`` and ``audit`` both write."""
     sub.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
@@ -256,7 +234,13 @@ def _add_check(subparsers: SubParsers) -> None:
     _add_submission(sub)
     _add_json_and_mutation_report(sub)
     _add_ref_deps(sub)
-    _add_every_kill(sub)
+    sub.add_argument(
+        "--every-kill",
+        action="store_true",
+        help="run every one of your tests on every mutant, not only up to the first that "
+        "fails on it: slower, the same score, and each mutant then lists every test that kills "
+        "it (the worth table shows which tests repeat another's kills)",
+    )
     sub.add_argument(
         "--gradescope", type=Path, metavar="FILE", help="also write a Gradescope results.json"
     )
@@ -373,7 +357,13 @@ def _add_batch(subparsers: SubParsers) -> None:
     _add_jobs(sub, 2, "submissions graded at once (default 2)")
     _add_isolation(sub)
     _add_ref_deps(sub)
-    _add_first_kills(sub)
+    sub.add_argument(
+        "--first-kills",
+        action="store_true",
+        help="stop each mutant's run at the first test that fails on it, as check does: "
+        "faster, the same grades, but copy detection then compares only each mutant's first "
+        "killer, so a copy with its tests reordered looks less alike",
+    )
     _add_time_limit(
         sub, "time limit of the course tests and of each student's tests on the reference"
     )

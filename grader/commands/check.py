@@ -346,12 +346,10 @@ def _grade_tests(
         assert submission.tests is not None
         limit = mutant_limit(limits, on_reference.cpu_seconds)
         phase = (submission.tests, mutants, limit, pool, threads, say, limits.student_tests)
-        started.append(
-            (
-                time.monotonic(),
-                coordinator.submit(run_mutants, chapter, *phase, stop, limits.every_kill),
-            )
+        future = coordinator.submit(
+            run_mutants, chapter, *phase, stop=stop, every_kill=limits.every_kill
         )
+        started.append((time.monotonic(), future))
 
     with ThreadPoolExecutor(1) as coordinator:  # not one of the runs' threads: it waits on them
         student = validate(chapter, submission, limits, pool, threads, start_mutants)

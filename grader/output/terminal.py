@@ -484,12 +484,9 @@ def _render_worth(console: Console, report: CheckReport) -> None:
     columns = ("your test", "first to kill" if first else "kills", "note")
     _name_table(console, "What each of your tests is worth", columns, rows)
     idle = [test.name for test in worth if not test.kills]
-    if idle and first:
-        _indented(
-            console, 0, "", f"Tests that add no kill to the tests before them: {', '.join(idle)}"
-        )
-    elif idle:
-        _indented(console, 0, "", f"Tests that kill no mutant: {', '.join(idle)}")
+    if idle:
+        which = "add no kill to the tests before them" if first else "kill no mutant"
+        _indented(console, 0, "", f"Tests that {which}: {', '.join(idle)}")
     if first:
         _indented(console, 0, "", FIRST_KILLS)
     covered = [test.name for test in worth if test.covered_by]

@@ -321,11 +321,10 @@ class Server:
         args = list(arguments)
         kwargs = {str(key): value for key, value in keywords}
         for given in callbacks:
-            # [place]: a list's append in the test process, collected here and made there
-            place = given[0] if type(given) is list else given
-            stand_in = (
-                self.collector(place, appended) if type(given) is list else self.callback(place)
-            )
+            if type(given) is list:  # [place]: a list's append, collected here and made there
+                place, stand_in = given[0], self.collector(given[0], appended)
+            else:
+                place, stand_in = given, self.callback(given)
             if isinstance(place, int):
                 args[place] = stand_in
             else:

@@ -204,7 +204,6 @@ def _stand_in_line(lineno: int, line: str, raises: bool) -> str:
 
 
 _PLAIN = (int, str, bool, float, type(None), tuple, list)
-_BUILT_IN_METHOD = types.BuiltinMethodType
 
 
 def _split_callables(
@@ -238,7 +237,9 @@ def _is_list_append(function: Callable[..., Any]) -> bool:
     of the test's."""
     owner = getattr(function, "__self__", None)
     return (
-        type(function) is _BUILT_IN_METHOD and type(owner) is list and function.__name__ == "append"
+        type(function) is types.BuiltinMethodType
+        and type(owner) is list
+        and function.__name__ == "append"
     )
 
 
