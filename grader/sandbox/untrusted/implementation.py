@@ -70,6 +70,10 @@ class Contract:
         self.frames = frames
         """Whether an error brings the module's own frames back (course-test runs only, where
         the module is the student's own: a reference's or mutant's lines never leave)."""
+        self.reachable = {
+            name: frozenset((*listed, *private)) for name, listed in (members or {}).items()
+        }
+        """Each class's members the tests may reach, the private ones included."""
 
 
 def read_source(fd: int) -> bytes:
@@ -232,12 +236,13 @@ class Server:
 
     def serve(self) -> None:
         """Answer requests until the test process goes away."""
+        receive, answer = self.requests.receive, self.answer
         while True:
             try:
-                message = self.requests.receive()
+                message = receive()
             except protocol.WireError:
                 return
-            self.answer(message)
+            answer(message)
 
     def answer(self, message: Any) -> None:
         """Carry out one request and send its reply (``drop`` has none)."""
@@ -263,6 +268,12 @@ class Server:
 
     def carry_out(self, kind: str, message: list[Any], appended: list[list[Any]]) -> Any:
         """One request's result; the ``append`` calls it collected go into ``appended``."""
+        if kind == "call":
+            if len(message) == 3:  # no arguments
+                return self.member(message[1], message[2])()
+            _, handle, member, arguments, keywords, callbacks = message
+            args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
+            return self.member(handle, member)(*args, **kwargs)
         if kind == "new":
             _, class_name, arguments, keywords, callbacks = message
             if class_name not in (self.contract.members or {}):
@@ -270,10 +281,6 @@ class Server:
             cls = getattr(self.module, class_name)
             args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
             return self.keep(cls(*args, **kwargs), class_name)
-        if kind == "call":
-            _, handle, member, arguments, keywords, callbacks = message
-            args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
-            return self.member(handle, member)(*args, **kwargs)
         if kind == "get":
             _, handle, member = message
             return self.member(handle, member)
@@ -301,8 +308,7 @@ class Server:
 
     def allowed(self, handle: int, member: str) -> None:
         class_name = self.classes[handle]
-        members = self.contract.members or {}
-        if member not in members.get(class_name, ()) and member not in self.contract.private:
+        if member not in self.contract.reachable.get(class_name, self.contract.private):
             raise AttributeError(f"{class_name} has no member {member!r} the tests may use")
 
     def member(self, handle: int, member: str) -> Any:

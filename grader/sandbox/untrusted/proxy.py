@@ -298,6 +298,8 @@ class Proxy:
 
 def _method(name: str) -> Callable[..., Any]:
     def forward(self: Proxy, *args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs:  # most calls of a test read the tree: a shorter message
+            return type(self)._grader_connection.request(["call", self._grader_handle, name], {})
         plain, keywords, callbacks = _split_callables(args, kwargs)
         places = callback_places(callbacks)
         message = ["call", self._grader_handle, name, plain, keywords, places]
