@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _pytest._code import source as pytest_source
@@ -15,12 +16,21 @@ from _pytest._code.source import Source
 from grader.sandbox.worker import warm_pytest
 
 TESTS = """\
+import pytest
+
+
+@pytest.fixture
+def two():
+    return 2
+
+
 def helper(value):
     assert value == 2, "not two"
 
 
-def test_passes():
-    assert 1 + 1 == 2
+def test_passes(two, capsys, pytestconfig):
+    print(two)
+    assert capsys.readouterr().out == "2\\n" and pytestconfig is not None
 
 
 def test_fails_in_a_helper():
@@ -43,6 +53,7 @@ if sys.argv[2] == "warm":
     warm_pytest.warm_up(folder)
 prepared = warm_pytest._prepared[0] if warm_pytest._prepared else None
 os.chdir(folder / "run")
+FIXTURES = ["two", "capsys", "capfd", "capsysbinary", "capfdbinary", "pytestconfig", "recwarn"]
 
 
 class Keep:
@@ -53,6 +64,12 @@ class Keep:
         self.seen["prepared"] = config is prepared
         self.seen["invoked in"] = str(config.invocation_params.dir)
         self.seen["rootdir"] = str(config.rootpath)
+
+    def pytest_collection_finish(self, session):
+        item = session.items[0]
+        defined = [name for name in FIXTURES if session._fixturemanager.getfixturedefs(name, item)]
+        self.seen["fixtures"] = defined
+        self.seen["plugins read once"] = len(warm_pytest._fixtureless)
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call":
@@ -68,7 +85,7 @@ print("SESSIONS" + json.dumps(sessions))
 """
 
 
-def sessions(tmp_path: Path, mode: str) -> list[dict[str, object]]:
+def sessions(tmp_path: Path, mode: str) -> list[dict[str, Any]]:
     """Two ``pytest.main`` sessions of ``TESTS`` in a fresh interpreter, after ``warm_up``
     (``mode`` "warm") or not ("plain"): what each saw."""
     run = tmp_path / mode / "run"
@@ -79,7 +96,7 @@ def sessions(tmp_path: Path, mode: str) -> list[dict[str, object]]:
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
     marked = [line for line in done.stdout.splitlines() if line.startswith("SESSIONS")]
     assert marked, done.stdout + done.stderr
-    found: list[dict[str, object]] = json.loads(marked[-1].removeprefix("SESSIONS"))
+    found: list[dict[str, Any]] = json.loads(marked[-1].removeprefix("SESSIONS"))
     for seen in found:
         assert seen.pop("invoked in") == seen.pop("rootdir") == str(run)
     return found
@@ -88,14 +105,19 @@ def sessions(tmp_path: Path, mode: str) -> list[dict[str, object]]:
 def test_a_run_s_session_takes_the_configuration_made_before_the_fork(tmp_path: Path) -> None:
     """The first session after ``warm_up`` takes the configuration made there, any later one
     a new one, and both see exactly what sessions in a process never warmed up see: the
-    same outcomes, the same failure reports, the run's own folder as their root."""
+    same outcomes, the same failure reports, the same fixtures (though pytest's plugins
+    without any are not read again), the run's own folder as their root."""
     warm = sessions(tmp_path, "warm")
     plain = sessions(tmp_path, "plain")
     assert [seen.pop("prepared") for seen in warm] == [True, False]
     assert [seen.pop("prepared") for seen in plain] == [False, False]
+    assert [seen.pop("plugins read once") > 10 for seen in warm] == [True, True]  # the saving
+    assert [seen.pop("plugins read once") for seen in plain] == [0, 0]
     assert warm == plain
-    outcomes = [str(seen[0]) for seen in warm[0].values() if isinstance(seen, list)]
-    assert outcomes == ["passed", "failed", "failed"]
+    fixtures = ["two", "capsys", "capfd", "capsysbinary", "capfdbinary", "pytestconfig"]
+    assert warm[0]["fixtures"] == fixtures
+    reports = [seen for name, seen in warm[0].items() if "::" in name]
+    assert [seen[0] for seen in reports] == ["passed", "failed", "failed"]
     assert "not two" in str(warm[0]["tests/test_file.py::test_fails_in_a_helper"])
 
 
