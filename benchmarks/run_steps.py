@@ -10,7 +10,11 @@ removal), the mean wall time of a run seen from the grader, and the same
 file run by ``pytest.main`` in a child forked from a warm process (no
 sandbox, the implementation imported, pytest's cache of the rewritten file
 warm). The overhead is their difference; issue 25's target is at most 50 ms
-a run.
+a run. For information it then runs the model answer once more with its test
+process on its implementation's CPU, as only the kit's own tests run (a
+student's test process may use every CPU, so that it cannot tell which
+worker runs it): on this machine a call that crosses CPUs costs several
+times one that stays.
 
 Where the grader is root it also times each confinement step a run's process
 takes on its own (``grader.sandbox.confine``), each in a fresh fork of this
@@ -24,6 +28,7 @@ once per process, side by side.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -135,6 +140,12 @@ def _median_fork(step: Callable[[], None], runs: int) -> float:
     return statistics.median(times)
 
 
+def print_steps(steps: dict[str, float], total: float) -> None:
+    for step, milliseconds in steps.items():
+        print(f"  {step:<10} {milliseconds:7.1f} ms")
+    print(f"  a run, from the grader  {total:7.1f} ms")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="runs of each file")
@@ -156,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
             overhead = total - baseline
             ok = ok and overhead <= OVERHEAD_TARGET_MS
             print(f"\n{name}: {args.runs} runs")
-            for step, milliseconds in steps.items():
-                print(f"  {step:<10} {milliseconds:7.1f} ms")
-            print(f"  a run, from the grader  {total:7.1f} ms")
+            print_steps(steps, total)
             print(f"  in process (a fork)     {baseline:7.1f} ms")
             verdict = "PASS" if overhead <= OVERHEAD_TARGET_MS else "MISS"
             print(f"  overhead {overhead:6.1f} ms  target <= {OVERHEAD_TARGET_MS:g} ms  {verdict}")
+        pinned = dataclasses.replace(job, kit_tests=True)
+        total, steps = sandboxed(pool, pinned, args.runs)
+        print(f"\nthe same, the test process on the implementation's CPU: {args.runs} runs")
+        print_steps(steps, total)
     if confine.isolation_level() == "namespaces":
         print("\nconfinement, each step in a fresh fork (median)")
         for step, milliseconds in confinement_steps(args.runs).items():
