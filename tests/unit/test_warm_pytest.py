@@ -6,6 +6,7 @@ import ast
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,47 @@ def test_a_failure_report_parses_each_source_once(monkeypatch: pytest.MonkeyPatc
     other = Source("x = 1\n")
     warm_pytest._statement_range_parsing_once(0, other)
     assert parses == [str(source), str(other)]
+
+
+def test_a_plugin_is_read_again_if_it_registered_a_fixture_or_warned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warm-up marks a plugin as holding no fixture only when pytest's reading of it
+    registered none and warned of nothing; a marked plugin is not read again, nor another
+    object of its class, nor the class (pytest looks an object's fixtures up on its class)."""
+
+    class Manager:
+        def __init__(self) -> None:
+            self.fixtures: list[object] = []
+
+        def _register_fixture(self, **fixture: object) -> None:
+            self.fixtures.append(fixture)
+
+    class Quiet:
+        pass
+
+    class Loud:
+        pass
+
+    def reading(manager: Manager, plugin: object, plugin_name: str) -> None:
+        if plugin_name == "holds a fixture":
+            manager._register_fixture(name="two")
+        elif plugin_name == "warns":
+            warnings.warn(pytest.PytestWarning("a fixture behind a staticmethod"), stacklevel=1)
+
+    monkeypatch.setattr(warm_pytest, "_plugin_registered", reading)
+    monkeypatch.setattr(warm_pytest, "_fixtureless", set())
+    manager = Manager()
+    plugins = {"holds a fixture": object(), "warns": Loud, "nothing": Quiet()}
+    for name, plugin in plugins.items():
+        warm_pytest._plugin_registered_learning(manager, plugin, name)  # type: ignore[arg-type]
+    assert manager.fixtures == [{"name": "two"}]
+    assert warm_pytest._fixtureless == {Quiet}  # the class of the plugin object that held none
+    assert "_register_fixture" not in vars(manager)
+
+    read: list[str] = []
+    monkeypatch.setattr(warm_pytest, "_plugin_registered", lambda m, p, name: read.append(name))
+    others = [("warns again", Loud), ("another", Quiet()), ("its class", Quiet), ("new", object())]
+    for name, plugin in others:
+        warm_pytest._plugin_registered_reading_once(manager, plugin, name)  # type: ignore[arg-type]
+    assert read == ["warns again", "new"]

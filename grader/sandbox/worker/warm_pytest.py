@@ -99,8 +99,11 @@ def _plugin_key(plugin: object) -> object:
 
 @functools.wraps(_plugin_registered)
 def _plugin_registered_learning(self: FixtureManager, plugin: object, plugin_name: str) -> None:
-    """pytest's own, noting each plugin whose reading registered no fixture and warned of
-    nothing."""
+    """pytest's own, noting each plugin whose reading registered no fixture and gave pytest
+    nothing to warn of (a warning would stop it there: this session is thrown away).
+
+    Other warnings are left as they are: recording them all made fresh workers' heaps
+    differ (``test_every_fresh_worker_starts_its_runs_from_the_same_heap``)."""
     registered: list[object] = []
     register = self._register_fixture
 
@@ -110,12 +113,14 @@ def _plugin_registered_learning(self: FixtureManager, plugin: object, plugin_nam
 
     self._register_fixture = counted  # type: ignore[method-assign]
     try:
-        with warnings.catch_warnings(record=True) as warned:
-            warnings.simplefilter("always")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pytest.PytestWarning)
             _plugin_registered(self, plugin, plugin_name)
+    except pytest.PytestWarning:
+        return
     finally:
         del self._register_fixture
-    if not registered and not warned:
+    if not registered:
         _fixtureless.add(_plugin_key(plugin))
 
 
