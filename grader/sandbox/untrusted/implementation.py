@@ -70,10 +70,6 @@ class Contract:
         self.frames = frames
         """Whether an error brings the module's own frames back (course-test runs only, where
         the module is the student's own: a reference's or mutant's lines never leave)."""
-        self.reachable = {
-            name: frozenset((*listed, *private)) for name, listed in (members or {}).items()
-        }
-        """Each class's members the tests may reach, the private ones included."""
 
 
 def read_source(fd: int) -> bytes:
@@ -233,6 +229,12 @@ class Server:
         self.objects: dict[int, Any] = {}
         self.classes: dict[int, str] = {}
         self.next_handle = 1
+        self.reachable = {
+            name: frozenset((*listed, *contract.private))
+            for name, listed in (contract.members or {}).items()
+        }
+        """Each class's members the tests may reach, the private ones included (``describe``
+        has filled in the members by now where the job listed none)."""
 
     def serve(self) -> None:
         """Answer requests until the test process goes away."""
@@ -308,7 +310,7 @@ class Server:
 
     def allowed(self, handle: int, member: str) -> None:
         class_name = self.classes[handle]
-        if member not in self.contract.reachable.get(class_name, self.contract.private):
+        if member not in self.reachable.get(class_name, self.contract.private):
             raise AttributeError(f"{class_name} has no member {member!r} the tests may use")
 
     def member(self, handle: int, member: str) -> Any:
