@@ -4,7 +4,8 @@ A run's test process calls ``pytest.main`` afresh. What costs the same in
 every run is done once here, in the warm worker, before the fork server is
 made (``warm_up``), so every fork starts from it:
 
-- one trivial session imports what pytest imports lazily;
+- one small session, a test that passes and one that fails, imports what pytest imports
+  lazily and makes the first failure's report of every run cheap (``WARM_UP_TESTS``);
 - pytest's plugin manager, its own plugins registered and their options
   declared, is made once (13 ms a run) and handed to the run's
   ``pytest.main`` in place of a new one (``_take_prepared``);
@@ -58,6 +59,17 @@ PYTEST_ARGS = (
 )
 """Run from the run's folder: only the named file is collected, under the grader's own config."""
 
+WARM_UP_TESTS = """\
+def test_passes():
+    assert True
+
+
+def test_fails():
+    assert [1] == [2]
+"""
+"""The warm-up's session: a failure's report too, since most mutant runs end in one, and the
+first report of a process is slow (``inspect`` maps every loaded module to its file once)."""
+
 PROG = "pytest.main()"
 """The program name ``pytest.main`` gives its configuration."""
 
@@ -71,14 +83,14 @@ _fixtureless: set[object] = set()
 
 
 def warm_up(scratch: Path) -> None:
-    """Run one trivial session in a folder under ``scratch``, then make the configuration
+    """Run one small session in a folder under ``scratch``, then make the configuration
     the runs start from and make failure reports parse once; call it once, before forking."""
     folder = Path(tempfile.mkdtemp(prefix="warm-", dir=scratch))
     learns = hasattr(FixtureManager, "_register_fixture")  # pytest 8.1 and later
     if learns:
         FixtureManager.pytest_plugin_registered = _plugin_registered_learning  # type: ignore[method-assign]
     try:
-        (folder / "test_warm_up.py").write_text("def test_warm_up():\n    assert True\n")
+        (folder / "test_warm_up.py").write_text(WARM_UP_TESTS)
         (folder / "pytest.ini").write_text("[pytest]\n")
         with contextlib.chdir(folder), contextlib.redirect_stdout(io.StringIO()):
             pytest.main(["test_warm_up.py", *PYTEST_ARGS], plugins=[])
