@@ -514,7 +514,8 @@ def _too_deep() -> NotPlainData:
 def encode(message: Any) -> bytes:
     """One frame holding ``message``; ``NotPlainData`` if it is not plain data."""
     check_plain(message)
-    return frame(_dumps(message, MARSHAL_VERSION))
+    body = _dumps(message, MARSHAL_VERSION)
+    return len(body).to_bytes(LENGTH_BYTES, BYTE_ORDER) + body  # frame(), inlined: every call
 
 
 def send(fd: int, message: Any) -> None:
@@ -543,7 +544,9 @@ class Calls:
                 if not chunk:
                     raise WireError("nothing: it ended")
                 buffer = buffer + chunk if buffer else chunk
-            end = LENGTH_BYTES + _frame_size(buffer[:LENGTH_BYTES], MAX_FRAME_BYTES)
+            end = LENGTH_BYTES + int.from_bytes(buffer[:LENGTH_BYTES], BYTE_ORDER)
+            if end > LENGTH_BYTES + MAX_FRAME_BYTES:
+                _frame_size(buffer[:LENGTH_BYTES], MAX_FRAME_BYTES)  # raises, with the message
             if len(buffer) < end:
                 buffer += read_exactly(self.fd, end - len(buffer))
         except OSError as error:
