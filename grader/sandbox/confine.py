@@ -345,7 +345,7 @@ def _open_the_way(paths: list[Path]) -> None:
 
 def _confine_process(confinement: Confinement) -> None:
     """In the process that runs untrusted code: its own keyrings and uid, then the mark, then
-    no way back, and no keyring calls at all."""
+    no way back, and no keyring or IPC calls at all."""
     own_keyrings()
     if confinement.uid is not None and confinement.gid is not None:
         os.setgroups([])
@@ -359,7 +359,7 @@ def _confine_process(confinement: Confinement) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     libc.no_new_privileges()
     libc.die_with_parent()
-    refuse_keyring_calls()
+    refuse_shared_kernel_objects()
 
 
 def _seen_as(uid: int, gid: int) -> None:
@@ -400,40 +400,44 @@ def own_keyrings() -> None:
             libc.keyctl(libc.KEYCTL_CLEAR, keyring)
 
 
-def _keyring_filter() -> list[tuple[int, int, int, int]]:
-    """A seccomp program that fails ``add_key``, ``request_key`` and ``keyctl`` with ENOSYS,
-    and every call of another architecture's table (an i386 or x32 call on x86-64 would
-    reach them by other numbers), and allows the rest."""
-    arch, numbers = libc.SECCOMP_TABLES[libc.MACHINE]
+def _refusal_filter() -> list[tuple[int, int, int, int]]:
+    """A seccomp program that fails with ENOSYS the keyring calls (``add_key``,
+    ``request_key``, ``keyctl``), System V IPC (shared memory, semaphores, message queues)
+    and POSIX message queues, and every call of another architecture's table (an i386 or
+    x32 call on x86-64 would reach them by other numbers), and allows the rest."""
+    arch, keyrings = libc.SECCOMP_TABLES[libc.MACHINE]
+    numbers = (*keyrings, *libc.IPC_CALLS[libc.MACHINE])
     load, jump_equal, jump_at_least, answer = 0x20, 0x15, 0x35, 0x06
     deny, allow = 0x00050000 | 38, 0x7FFF0000
+    count = len(numbers)
     return [
         (load, 0, 0, 4),
         (jump_equal, 1, 0, arch),
         (answer, 0, 0, deny),
         (load, 0, 0, 0),
-        (jump_at_least, 4, 0, 0x40000000),
-        (jump_equal, 3, 0, numbers[0]),
-        (jump_equal, 2, 0, numbers[1]),
-        (jump_equal, 1, 0, numbers[2]),
+        (jump_at_least, count + 1, 0, 0x40000000),
+        *((jump_equal, count - index, 0, number) for index, number in enumerate(numbers)),
         (answer, 0, 0, allow),
         (answer, 0, 0, deny),
     ]
 
 
-def refuse_keyring_calls() -> None:
-    """Fail every keyring call of this process and its children from now on (seccomp): runs
-    alive at the same time cannot pass a key between them, whatever its permissions say.
-    Needs ``PR_SET_NO_NEW_PRIVS``; does nothing on a machine whose call table is unknown."""
+def refuse_shared_kernel_objects() -> None:
+    """Fail every keyring, System V IPC and POSIX message queue call of this process and its
+    children from now on (seccomp): these live in the kernel, outside every folder, so runs
+    alive at the same time could pass a key, a segment or a message between them, whatever
+    its permissions say. Needs ``PR_SET_NO_NEW_PRIVS``; does nothing on a machine whose call
+    table is unknown."""
     if not keyrings_refused():
         return
     with contextlib.suppress(OSError):  # a kernel without seccomp: the keyrings stay as above
-        libc.seccomp_filter(_keyring_filter())
+        libc.seccomp_filter(_refusal_filter())
 
 
 def keyrings_refused() -> bool:
-    """Whether ``refuse_keyring_calls`` can close the keyrings on this machine."""
-    return libc.MACHINE in libc.SECCOMP_TABLES
+    """Whether ``refuse_shared_kernel_objects`` can refuse the keyring and IPC calls on this
+    machine."""
+    return libc.MACHINE in libc.SECCOMP_TABLES and libc.MACHINE in libc.IPC_CALLS
 
 
 def _serve_as_init(child: int) -> NoReturn:

@@ -1,10 +1,11 @@
 """The calls into the C library that Python's standard library does not wrap: the only ctypes.
 
 ``prctl``, ``mount``, ``unshare``, ``setns``, ``capset``, ``personality``,
-``keyctl`` and a seccomp filter, each a thin function that raises ``OSError``
-with the call's name when the kernel refuses. What to call, and when, is
-``confine``'s policy; this module only knows how to make the call. The library
-is loaded at import: a fork of a threaded process must not load libraries.
+``keyctl``, the System V ``*ctl(IPC_RMID)`` and a seccomp filter, each a thin
+function that raises ``OSError`` with the call's name when the kernel refuses.
+What to call, and when, is ``confine``'s policy; this module only knows how to
+make the call. The library is loaded at import: a fork of a threaded process must
+not load libraries.
 """
 
 from __future__ import annotations
@@ -53,6 +54,17 @@ SECCOMP_TABLES = {
     "aarch64": (0xC00000B7, (217, 218, 219)),
 }
 """Per machine: the audit architecture and the numbers of add_key, request_key and keyctl."""
+IPC_CALLS = {
+    # shmget shmat shmctl semget semop semctl shmdt msgget msgsnd msgrcv msgctl semtimedop,
+    # then mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr
+    "x86_64": (29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, *range(240, 246)),
+    # mq_open..mq_getsetattr (180-185), msgget..msgsnd (186-189), semget..semop (190-193),
+    # shmget..shmdt (194-197)
+    "aarch64": tuple(range(180, 198)),
+}
+"""Per machine: the numbers of the System V IPC calls and the POSIX message queue calls (no
+machine here has the old multiplexed ``ipc()``; another architecture's table is refused
+whole)."""
 _KEYCTL = {"x86_64": 250, "aarch64": 219}.get(MACHINE)
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -138,6 +150,21 @@ def keyctl(operation: int, argument: int) -> None:
     if result == -1:
         errno = ctypes.get_errno()
         raise OSError(errno, f"keyctl: {os.strerror(errno)}")
+
+
+_IPC_RMID = 0
+
+
+def remove_ipc_object(kind: str, ident: int) -> None:
+    """Remove the System V IPC object ``ident`` of ``kind`` (``shm``, ``sem`` or ``msg``):
+    ``shmctl``, ``semctl`` or ``msgctl`` with ``IPC_RMID``."""
+    if kind == "shm":
+        result = _libc.shmctl(ident, _IPC_RMID, None)
+    elif kind == "sem":
+        result = _libc.semctl(ident, 0, _IPC_RMID)
+    else:
+        result = _libc.msgctl(ident, _IPC_RMID, None)
+    _call(0 if result == 0 else -1, f"{kind}ctl(IPC_RMID)")
 
 
 class _SockFilter(ctypes.Structure):

@@ -3,7 +3,8 @@
 Every question the sandbox asks the kernel through ``/proc`` is one function
 here: which processes lie below a pid (one scan, one parser of ``stat``),
 which belong to a set of users, what state or CPU time a process has, whether
-a run has stopped, which mounts and cgroups this process sees. A process may
+a run has stopped, which mounts and cgroups this process sees, which System V IPC
+objects a set of users holds. A process may
 vanish between any two reads, so every reader takes a missing file for a
 process that is gone rather than raising. Nothing here kills or changes
 anything (``reaper`` does).
@@ -129,6 +130,30 @@ def running_from(marker: bytes) -> list[int]:
                     found.append(int(name))
         except OSError:
             continue
+    return found
+
+
+IPC_KINDS = ("shm", "sem", "msg")
+"""The System V IPC objects ``/proc/sysvipc`` lists, one file each."""
+
+
+def users_ipc_objects(uids: Iterable[int]) -> list[tuple[str, int]]:
+    """Each System V IPC object (kind, id) of this IPC namespace that one of ``uids`` owns or
+    made: what a run's users could leave in the kernel, outside every folder."""
+    wanted = {str(uid) for uid in uids}
+    found = []
+    for kind in IPC_KINDS:
+        try:
+            with open(f"{ROOT}/sysvipc/{kind}", encoding="ascii") as table:
+                header, *rows = table.read().splitlines()
+        except (OSError, ValueError):
+            continue
+        names = header.split()
+        column = {name: names.index(name) for name in ("uid", "cuid") if name in names}
+        for row in rows:
+            fields = row.split()
+            if len(fields) == len(names) and any(fields[i] in wanted for i in column.values()):
+                found.append((kind, int(fields[1])))
     return found
 
 

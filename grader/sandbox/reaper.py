@@ -5,7 +5,8 @@ reads this file. Killing goes by pidfd where a pid is chosen from ``/proc``
 (``kill_by_pidfd``), so a pid reused meanwhile is never hit; by process group
 for a run's root (``kill_group``); by cgroup (``kill_cgroup``), by user
 (``kill_users``) and by ancestry (``kill_descendants``, ``sweep_strays``) for
-what a run left behind, whatever its state letter, group or command line.
+what a run left behind, whatever its state letter, group or command line; what
+a run's users left in System V IPC goes too (``remove_users_ipc``).
 Waiting is ``wait_for`` (one child), ``reap_children`` (every dead child),
 ``serve_as_init`` (a PID namespace's first process) and the two calls on a
 worker's ``Popen``. Which processes to look at comes from ``procfs``.
@@ -22,7 +23,7 @@ import time
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-from grader.sandbox import procfs
+from grader.sandbox import libc, procfs
 
 SWEEP_ROUNDS = 200
 """How often a worker looks again for processes a run left; each round kills all it finds."""
@@ -63,6 +64,15 @@ def kill_users(uids: Iterable[int]) -> None:
         for pid in found:
             kill_by_pidfd(pid)
         time.sleep(0.002)
+
+
+def remove_users_ipc(uids: Iterable[int]) -> None:
+    """Remove every System V IPC object (shared memory, semaphores, message queues) that one
+    of ``uids`` (users one run alone held) owns or made: the seccomp filter refuses those
+    calls to a run, and this sweeps what a run on a machine without the filter left."""
+    for kind, ident in procfs.users_ipc_objects(uids):
+        with contextlib.suppress(OSError):
+            libc.remove_ipc_object(kind, ident)
 
 
 def kill_descendants(spare: int | None = None) -> None:

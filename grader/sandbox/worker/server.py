@@ -58,6 +58,9 @@ from grader.sandbox.worker.forkserver import ForkServer, Spawned
 
 OUTPUT_TAIL_BYTES = 4000
 
+LOG_NAME = "output.log"
+"""The file in a run's folder its processes' stdout and stderr go to."""
+
 EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
 
 CONTROL_FD = 0
@@ -153,12 +156,16 @@ def run_job(
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     spawned: list[Spawned] = []
     identities = {kind: confine.new_identity(confinement.level) for kind in ("test", "impl")}
+    log = -1
     try:
         _lay_out(folder, confinement, identities["test"], identities["impl"])
+        output, log = _open_log(folder)
         joined = cgroups.start_run()
         started = marks["set up"] = time.monotonic()
         jobs = _run_jobs(job, folder, confinement)
-        events_read = _spawn_pair(jobs, sources, folder, identities, joined, server, spawned)
+        events_read = _spawn_pair(
+            jobs, sources, folder, output, identities, joined, server, spawned
+        )
         marks["spawn"] = time.monotonic()
         test = spawned[1]
         usage = _Usage([process.pid for process in spawned], cgroups)
@@ -177,12 +184,14 @@ def run_job(
             "parent_killed": status is None and not timed_out and not stopped,
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
-            "output": _strip_folder(_tail(folder / "output.log"), folder),
+            "output": _strip_folder(_tail(log, _replaced(log, folder / LOG_NAME)), folder),
             "steps": steps,
         }
     finally:
         for process in spawned:
             process.close()
+        if log >= 0:
+            os.close(log)
         shutil.rmtree(folder, ignore_errors=True)
         marks["remove"] = time.monotonic()
         steps.update(_steps(marks))
@@ -211,20 +220,40 @@ def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[
     return implementation, test
 
 
+def _open_log(folder: Path) -> tuple[int, int]:
+    """The run's output file, made new (never a link), as two descriptors: the one its
+    processes write, and the one the worker reads it through after the run.
+
+    The run owns its folder and may put anything in the file's place (a link to
+    ``/dev/zero``, a FIFO): the worker never opens that path again, so it reads
+    neither an endless file nor blocks on a pipe, only what was written here.
+    """
+    path = folder / LOG_NAME
+    flags = os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    write = os.open(path, os.O_WRONLY | os.O_APPEND | flags, 0o600)
+    try:
+        read = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except BaseException:
+        os.close(write)
+        raise
+    return write, read
+
+
 def _spawn_pair(
     jobs: tuple[RunJob, RunJob],
     sources: list[int],
     folder: Path,
+    output: int,
     identities: dict[str, int | None],
     cgroups: list[str],
     server: ForkServer,
     spawned: list[Spawned],
 ) -> int:
     """Start the implementation's process, then the test's, into ``spawned`` (so the caller
-    closes whatever started, even if the second fails); the events channel's read end."""
+    closes whatever started, even if the second fails), both writing ``output`` (closed
+    here); the events channel's read end."""
     implementation_source, test_source, test_compiled, *dependency_sources = sources
     implementation_job, test_job = jobs
-    output = os.open(folder / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
     # Only root could reopen them through /proc: both ends are confined and not dumpable.
     requests = os.pipe()
@@ -266,13 +295,15 @@ def _sweep(
     server: ForkServer,
 ) -> None:
     """Kill every process of the run, by its groups, its cgroup, its users (where no PID
-    namespace ended them) and as descendants of this worker; remove what its users left."""
+    namespace ended them) and as descendants of this worker; remove what its users left, in
+    the shared folders and in System V IPC."""
     for process in spawned:
         process.close()
         reaper.kill_group(process.pid)
     cgroups.end_run()
-    if confinement.level != "namespaces":  # there the PID namespace's end kills all
+    if confinement.level != "namespaces":  # there the PID and IPC namespaces' end clear all
         reaper.kill_users(uid for uid in identities.values() if uid is not None)
+        reaper.remove_users_ipc(uid for uid in identities.values() if uid is not None)
     reaper.kill_descendants(spare=server.pid)
     for uid in identities.values():
         confine.remove_leftovers(confinement.as_identity(uid))
@@ -438,19 +469,31 @@ def _without_folder(events: list[Any], folder: Path) -> list[Any]:
     return list(json.loads(_strip_folder(json.dumps(events), folder)))
 
 
-def _tail(path: Path) -> str:
+def _tail(log: int, replaced: bool) -> str:
+    """The last ``OUTPUT_TAIL_BYTES`` of the run's output, read through the descriptor the
+    worker opened before the run (``_open_log``); at most that many bytes are read."""
     try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - OUTPUT_TAIL_BYTES))
-            text = handle.read().decode("utf-8", errors="replace")
+        size = os.fstat(log).st_size
+        start = max(0, size - OUTPUT_TAIL_BYTES)
+        text = os.pread(log, OUTPUT_TAIL_BYTES, start).decode("utf-8", errors="replace")
     except OSError:
         return ""
-    return (
+    note = f"[the run put something else in place of {LOG_NAME}; its output was kept]\n"
+    return (note if replaced else "") + (
         text
         if size <= OUTPUT_TAIL_BYTES
         else f"[output cut to its last {OUTPUT_TAIL_BYTES} bytes of {size}]\n{text}"
     )
+
+
+def _replaced(log: int, path: Path) -> bool:
+    """Whether ``path`` no longer names the file ``log`` is open on (looked at, never
+    opened: it may be a FIFO or a link to a device now)."""
+    try:
+        seen, kept = os.lstat(path), os.fstat(log)
+    except OSError:
+        return True
+    return (seen.st_dev, seen.st_ino) != (kept.st_dev, kept.st_ino)
 
 
 def main() -> None:

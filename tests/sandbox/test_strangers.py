@@ -1,0 +1,156 @@
+"""Issue 33: classmates are strangers. What lives in the kernel outside every folder (System V
+IPC, POSIX message queues) passes nothing from one run to another, and what a run leaves in
+its folder (``output.log`` swapped for a link to ``/dev/zero`` or a FIFO) neither blocks nor
+floods the worker that reads it: at every level this machine reaches.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Iterator
+
+import pytest
+from hostile_harness import REFERENCE, report_back, reported, run, stray_processes
+
+from grader.sandbox import confine, procfs, reaper
+from grader.sandbox.confine import LEVELS
+from grader.sandbox.host.pool import WorkerPool
+
+pytest_plugins = ["hostile_harness"]
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
+
+
+@pytest.fixture(scope="module", params=LEVELS)
+def level_pool(request: pytest.FixtureRequest) -> Iterator[WorkerPool]:
+    """Workers at each level in turn, as far as this machine reaches it."""
+    with WorkerPool(workers=1, other_seed=False, at_most=request.param) as workers:
+        yield workers
+    assert stray_processes() == []
+
+
+IPC_KEY = 0x33B1
+"""The key alice's segment, semaphore and queue are made under, and bob looks for."""
+
+IPC_CALLS = """
+import ctypes, os
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.shmat.restype = ctypes.c_void_p
+
+
+def _tried(result):
+    return "made" if result != -1 else f"errno {ctypes.get_errno()}"
+
+
+def _leave(text):
+    '''Alice: put ``text`` where a later run could find it, in every IPC the kernel has.'''
+    segment = _LIBC.shmget(KEY, 65536, 0o1000 | 0o666)
+    done = {"shm": _tried(segment)}
+    if segment != -1:
+        address = _LIBC.shmat(segment, None, 0)
+        ctypes.memmove(address, text, len(text))
+    done["sem"] = _tried(_LIBC.semget(KEY, 1, 0o1000 | 0o666))
+    done["msg"] = _tried(_LIBC.msgget(KEY, 0o1000 | 0o666))
+    done["mq"] = _tried(_LIBC.mq_open(b"/grader-note", 0o100 | 0o2, 0o666, None))
+    return sorted(done.items())  # plain data: what a module may offer the tests
+
+
+def _find():
+    '''Bob: whatever alice left, the first bytes of it.'''
+    segment = _LIBC.shmget(KEY, 0, 0)
+    found = {"shm": _tried(segment)}
+    if segment != -1:
+        found["text"] = ctypes.string_at(_LIBC.shmat(segment, None, 0), 64).decode(errors="replace")
+    found["sem"] = _tried(_LIBC.semget(KEY, 0, 0))
+    found["msg"] = _tried(_LIBC.msgget(KEY, 0, 0))
+    found["mq"] = _tried(_LIBC.mq_open(b"/grader-note", 0o2, 0, None))
+    return sorted(found.items())
+""".replace("KEY", str(IPC_KEY))
+
+ALICE = f"{REFERENCE}\n{IPC_CALLS}\nLEFT = _leave(b'class RadixTree:  # the whole tree')\n"
+BOB = f"{REFERENCE}\n{IPC_CALLS}\nFOUND = _find()\n"
+ASKS = f"""
+import base64, json, zlib
+import radix
+
+
+def test_what_the_implementation_did():
+    {report_back("getattr(radix, 'LEFT', None) or radix.FOUND")}
+"""
+REFUSED = {kind: "errno 38" for kind in ("shm", "sem", "msg", "mq")}
+
+
+def test_no_ipc_passes_the_source_of_one_run_to_another(level_pool: WorkerPool) -> None:
+    """Item 4: alice's ``radix.py`` leaves its source in a System V shared memory segment (and
+    a semaphore, a message queue, a POSIX queue) for bob's to run. Every call is refused
+    (ENOSYS, the seccomp filter that refuses the keyring calls), at every level, in the
+    implementation's process as in the test's; bob finds nothing."""
+    left = reported(run(level_pool, ASKS, implementation=ALICE), "test_what_the_implementation_did")
+    found = reported(run(level_pool, ASKS, implementation=BOB), "test_what_the_implementation_did")
+    assert dict(left) == REFUSED, left
+    assert dict(found) == REFUSED, found
+    in_the_tests = f"{IPC_CALLS}\n{ASKS.replace('radix.FOUND', '_leave(bytes(8))')}"
+    tests_left = reported(run(level_pool, in_the_tests), "test_what_the_implementation_did")
+    assert dict(tests_left) == REFUSED, tests_left
+
+
+def test_the_sweep_removes_what_a_runs_users_left_in_ipc() -> None:
+    """Where no filter refused them (a machine whose call table the kit does not know), what
+    a run's users made in System V IPC is removed by the sweep after the run, by owner;
+    another user's objects stay."""
+    run_uid, other_uid = confine.RUN_IDS.start + 3301, confine.RUN_IDS.start + 3302
+    libc = ctypes.CDLL(None, use_errno=True)
+    for uid, key in ((run_uid, IPC_KEY + 1), (other_uid, IPC_KEY + 2)):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgid(uid)
+                os.setuid(uid)
+                made = [
+                    libc.shmget(key, 4096, 0o1000 | 0o600),
+                    libc.semget(key, 1, 0o1000 | 0o600),
+                    libc.msgget(key, 0o1000 | 0o600),
+                ]
+            finally:
+                os._exit(0 if -1 not in made else 1)
+        assert os.waitstatus_to_exitcode(reaper.wait_for(pid)) == 0
+    try:
+        assert sorted(kind for kind, _ in procfs.users_ipc_objects([run_uid])) == [
+            "msg",
+            "sem",
+            "shm",
+        ]
+        reaper.remove_users_ipc([run_uid])
+        assert procfs.users_ipc_objects([run_uid]) == []
+        assert len(procfs.users_ipc_objects([other_uid])) == 3
+    finally:
+        reaper.remove_users_ipc([run_uid, other_uid])
+
+
+SWAPS_ITS_LOG = """
+import os
+
+
+def test_swap():
+    os.unlink("output.log")
+    SWAP
+"""
+
+
+@pytest.mark.parametrize(
+    "swap",
+    ['os.symlink("/dev/zero", "output.log")', 'os.mkfifo("output.log")'],
+    ids=["zero", "fifo"],
+)
+def test_a_run_that_swaps_its_output_log_neither_floods_nor_blocks_the_worker(
+    level_pool: WorkerPool, swap: str
+) -> None:
+    """Item 5: the worker reads a run's output through the descriptor it opened before the
+    run, never by path: a link to ``/dev/zero`` or a FIFO in its place changes nothing but a
+    note in the run's own record, and the next run goes as usual."""
+    result = run(level_pool, SWAPS_ITS_LOG.replace("SWAP", swap))
+    assert result.all_passed, result
+    assert "the run put something else in place of output.log" in result.output, result.output
+    assert "[100%]" in result.output, result.output  # pytest wrote it after the swap
+    assert run(level_pool, "def test_x():\n    print('plain')\n").all_passed
