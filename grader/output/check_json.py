@@ -34,7 +34,7 @@ from grader.similarity import KnownSource
 from grader.witness import Witness, chapter_witnesses, shows, witness_view
 from grader.worth import worth_of_tests
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 UNSTABLE_KEYS = ("timings", "graded_at")
 """The keys that differ between two runs of the same submission: comparisons leave them out."""
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "check-report.schema.json"
@@ -51,6 +51,7 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         "kit_version": __version__,
         "verdict": report.verdict,
         "isolation": report.isolation,
+        "practice": report.isolation == "none",
         "confinement": what_runs_get(report.isolation),
         "grade": _grade(chapter, report, points),
         "files": {

@@ -27,6 +27,7 @@ from grader.output.wording import (
     grade_breakdown,
     mutant_name,
     mutant_outcome,
+    practice_note,
     student_tests_outcome,
     unmodified_notes,
     verdict_sentence,
@@ -218,7 +219,9 @@ def _mutation_output(report: CheckReport) -> str:
 
 def _summary(chapter: Chapter, report: CheckReport, points: Grade) -> str:
     course = report.course_tests
-    lines = [f"{chapter.id}: {verdict_sentence(chapter, report)}"]
+    practice = practice_note(report)
+    lines = [f"{practice}."] if practice else []
+    lines.append(f"{chapter.id}: {verdict_sentence(chapter, report)}")
     lines += [f"{note}." for note in unmodified_notes(chapter, report)]
     lines.append(
         f"Course tests {points.course_points:g} of {points.course_max:g} points "

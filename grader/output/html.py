@@ -25,6 +25,7 @@ from typing import Any
 from grader.catalog import Chapter
 from grader.output.wording import (
     NOT_MEASURED,
+    practice_note,
     survivor_details,
     unmodified_notes,
     verdict_sentence,
@@ -119,6 +120,9 @@ def summary_header(chapter: Chapter, report: CheckReport) -> str:
     mutation = report.mutation
     verdict, _, reasons = verdict_sentence(chapter, report).partition(": ")
     lines = ['<header id="grade-summary">']
+    practice = practice_note(report)
+    if practice:
+        lines.append(f'<p class="practice"><strong>{e(practice)}.</strong></p>')
     lines.append(f'<h1 class="{report.verdict}">{e(chapter.id)}: {e(verdict)}</h1>')
     if reasons and report.verdict == "fail":
         lines.append(f"<p>Why: {e(reasons)}.</p>")

@@ -21,6 +21,7 @@ from grader.output.wording import (
     course_test_outcome,
     mutant_name,
     mutant_outcome,
+    practice_note,
     student_tests_outcome,
 )
 from grader.results.check import CheckReport
@@ -63,8 +64,13 @@ def report_to_junit(chapter: Chapter, report: CheckReport) -> str:
         _counts(element, [suite], suite.seconds)
         for case in suite.cases:
             _case(element, suite.classname, case)
+    practice = practice_note(report)
+    if practice:
+        root.set("name", f"grader {chapter.id} (practice)")
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    note = f"<!-- {_safe(practice).replace('--', '- -')}. -->\n" if practice else ""
+    body = ET.tostring(root, encoding="unicode")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{note}{body}\n'
 
 
 def _course_suite(chapter: Chapter, report: CheckReport) -> _Suite:

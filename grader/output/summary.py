@@ -17,7 +17,7 @@ import re
 
 from grader.catalog import Chapter
 from grader.grade import grade
-from grader.output.wording import NOT_MEASURED, unmodified_notes
+from grader.output.wording import NOT_MEASURED, practice_note, unmodified_notes
 from grader.results.check import CheckReport, MutantResult
 from grader.results.status import MutantStatus
 
@@ -41,7 +41,9 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
             f"threshold {mutation.threshold:.2f}"
         )
     notes = [f"**{_cell(note)}.**" for note in unmodified_notes(chapter, report)]
+    practice = practice_note(report)
     lines = [
+        *([f"> **{_cell(practice)}.**", ""] if practice else []),
         heading,
         "",
         *[line for note in notes for line in (note, "")],

@@ -21,6 +21,7 @@ from grader.output.failures import FailureGroup, group_failures
 from grader.output.wording import (
     course_test_rule,
     grade_breakdown,
+    practice_note,
     survivor_details,
     unmodified_notes,
     verdict_sentence,
@@ -347,6 +348,9 @@ def render_diff(console: Console, chapter: Chapter, diff: str) -> None:
 
 def render_check(console: Console, chapter: Chapter, report: CheckReport) -> None:
     course = report.course_tests
+    practice = practice_note(report)
+    if practice:
+        _mark(console, f"{practice}.", "!", "bold yellow")
     for note in unmodified_notes(chapter, report):
         _mark(console, note)
     console.print(

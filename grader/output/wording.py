@@ -17,6 +17,19 @@ from grader.results.check import CheckReport, MutantResult
 from grader.submission import LOCAL_HINTS
 from grader.witness import Witness, shows
 
+PRACTICE = (
+    "Practice check, not a grade of record: the runs had no isolation (level none, the "
+    "grader was not root), so test code ran as your user; grades for marks come from a "
+    "check run as root (docs/security.md)"
+)
+"""The first line of every format of a report whose runs were at level ``none``."""
+
+
+def practice_note(report: CheckReport) -> str | None:
+    """``PRACTICE`` where the report's runs had no isolation, else ``None``."""
+    return PRACTICE if report.isolation == "none" else None
+
+
 NOT_MEASURED = (
     "Not run: your tests are not valid yet, so no kill could be trusted "
     "(see the problems with your tests)."

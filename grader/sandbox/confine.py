@@ -39,12 +39,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import os
 import resource
 import secrets
 import shutil
 import signal
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -162,36 +164,120 @@ def isolation_level() -> IsolationLevel:
     if os.geteuid() != 0:
         return "none"
     for level in ("namespaces", "uid"):
-        if _try_level(level):
+        if not level_lacks(level):
             return level
     return "none"
 
 
-def _try_level(level: IsolationLevel) -> bool:
-    """Fork a child that confines itself at ``level`` and reports whether every step worked,
-    the Python installation still readable."""
+@functools.cache
+def level_lacks(level: IsolationLevel) -> tuple[str, ...]:
+    """What keeps this machine from giving runs ``level``, one sentence each (none: it gives
+    it), tried once in a throwaway child confined at that level."""
+    if level == "none":
+        return ()
+    if os.geteuid() != 0:
+        return ("the grader is not root, and only root can give a run a user of its own",)
+    return _try_level(level)
+
+
+RUN_PACKAGES = (
+    "pytest",
+    "_pytest",
+    "pluggy",
+    "iniconfig",
+    "packaging",
+    "hypothesis",
+    "sortedcontainers",
+    "attr",
+)
+"""The packages a run imports from beyond the standard library: pytest, hypothesis and what
+they import."""
+KIT_CONTENT = ("reference", "mutants", "wheats", "course_tests", "chapter")
+"""The folders of the kit no run may read: the model implementation and answer, the variants
+graded against, the course tests and the chapter's data."""
+
+
+def run_library_paths() -> list[Path]:
+    """What a run must be able to read: the interpreter, its standard library (compiled
+    modules included) and the folder of each of ``RUN_PACKAGES``."""
+    paths = [Path(sys.executable), Path(sysconfig.get_path("stdlib"))]
+    paths.append(Path(sysconfig.get_path("stdlib")) / "lib-dynload")
+    for name in RUN_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin is not None:
+            paths.append(Path(spec.origin).parent)
+    return [path for path in dict.fromkeys(paths) if path.exists()]
+
+
+def private_paths(kit: Path) -> list[Path]:
+    """What no run may read, where runs only have permissions to keep them out (``uid``):
+    the grader's own install (in a wheel, the kit inside it) and the kit's content."""
+    grader = Path(__file__).resolve().parents[1]
+    return [grader, *(kit / name for name in KIT_CONTENT if (kit / name).is_dir())]
+
+
+def _try_level(level: IsolationLevel) -> tuple[str, ...]:
+    """Fork a child that confines itself at ``level`` and says what of the level it lacks:
+    a step the kernel refused, a library a run cannot read, a private folder it can."""
     workdir = Path(tempfile.mkdtemp(prefix="grader-probe-"))
+    kit = Path(__file__).resolve().parents[1] / "kit"
+    kit = kit if kit.is_dir() else kit.parents[1]
+    needed, private = run_library_paths(), private_paths(kit)  # a run may import nothing
+    read_end, write_end = os.pipe()
     try:
         pid = os.fork()
         if pid == 0:
+            os.close(read_end)
+            lacks: list[str] = []
             try:
                 here = Path(__file__).parent
                 child = fork_confined(Confinement(level, (here,)), workdir)
                 if child == 0:
-                    ok = os.getuid() == UNTRUSTED_UID and os.getgroups() == []
-                    ok = ok and all(os.access(p, os.R_OK | os.X_OK) for p in _python_paths())
-                    if level == "namespaces":
-                        ok = ok and os.getpid() == 2 and not os.access(__file__, os.F_OK)
-                        ok = ok and not os.access(tempfile.gettempdir(), os.W_OK)
-                    os._exit(0 if ok else 1)
-                status = reaper.wait_for(child)
-                os._exit(0 if os.waitstatus_to_exitcode(status) == 0 else 1)
-            except BaseException:
-                os._exit(1)
-        status = reaper.wait_for(pid)
-        return os.waitstatus_to_exitcode(status) == 0
+                    _tell(write_end, _what_is_lacking(level, needed, private))
+                    os._exit(0)
+                code = exit_code(reaper.wait_for(child), Confinement(level))
+                if code != 0:
+                    lacks.append(f"a confined process could not be made (exit status {code})")
+            except BaseException as error:
+                lacks.append(f"the kernel refused a step ({error})")
+            _tell(write_end, lacks)
+            os._exit(0)
+        os.close(write_end)
+        said = b""
+        while chunk := os.read(read_end, 65536):
+            said += chunk
+        reaper.wait_for(pid)
+        return tuple(line for line in said.decode(errors="replace").splitlines() if line)
     finally:
+        with contextlib.suppress(OSError):
+            os.close(write_end)
+        os.close(read_end)
         os.rmdir(workdir)
+
+
+def _tell(fd: int, lines: list[str]) -> None:
+    with contextlib.suppress(OSError):
+        os.write(fd, "".join(f"{line}\n" for line in lines).encode())
+
+
+def _what_is_lacking(level: IsolationLevel, needed: list[Path], private: list[Path]) -> list[str]:
+    """In the probe's confined child: what of ``level`` this process lacks, with the paths a
+    run must read (``needed``) and must not (``private``)."""
+    lacks = []
+    if os.getuid() != UNTRUSTED_UID or os.getgroups() != []:
+        lacks.append("the run's user could not be dropped")
+    unreadable = [str(path) for path in needed if not os.access(path, os.R_OK | os.X_OK)]
+    if unreadable:
+        lacks.append(f"a run cannot read Python, which every run needs ({', '.join(unreadable)})")
+    readable = [str(path) for path in private if os.access(path, os.R_OK | os.X_OK)]
+    if level == "uid" and readable:
+        lacks.append(f"a run could read the kit, which no run may ({', '.join(readable)})")
+    if level == "namespaces":
+        if os.getpid() != 2 or os.access(__file__, os.F_OK):
+            lacks.append("the run's PID or mount namespace did not hold")
+        if os.access(tempfile.gettempdir(), os.W_OK):
+            lacks.append("the mounts outside the run's folder stayed writable")
+    return lacks
 
 
 def _python_paths() -> list[Path]:
@@ -679,7 +765,7 @@ def _run_cgroups() -> tuple[str, ...]:
 
 def what_runs_get(level: IsolationLevel) -> dict[str, str | list[str]]:
     """What the operating system gives each run at ``level`` on this machine, for a report:
-    its identity, its keyrings, its cgroups and its namespaces (docs/security.md)."""
+    its identity, its keyrings, its IPC, its cgroups and its namespaces (docs/security.md)."""
     identity = {
         "none": "the grader's user",
         "uid": "a uid of its own per process",
@@ -688,11 +774,17 @@ def what_runs_get(level: IsolationLevel) -> dict[str, str | list[str]]:
     keyrings = "a session keyring of its own per process"
     if keyrings_refused():
         keyrings += "; keyring calls refused"
+    ipc = "System V IPC and POSIX message queue calls refused" if keyrings_refused() else ""
+    if level == "namespaces":
+        ipc = "; ".join(filter(None, [ipc, "an IPC namespace of its own"]))
+    elif level == "uid":
+        ipc = "; ".join(filter(None, [ipc, "what its users left removed after it"]))
     cgroups = list(_run_cgroups())
     namespaces = ["cgroup", "ipc", "mount", "network", "pid", "user", "uts"]
     return {
         "identity": identity,
         "keyrings": keyrings,
+        "ipc": ipc or "as the machine gives it",
         "cgroups": cgroups,
         "namespaces": namespaces if level == "namespaces" else [],
     }

@@ -11,18 +11,24 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import socket
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from grader.catalog import kit_root
+from grader.errors import GraderError
 from grader.sandbox import confine, libc, reaper
 from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolation_level
 from grader.sandbox.host.client import LIVE_WORKERS
 from grader.sandbox.host.job import OTHER_HASH_SEED, Job
-from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool, require_isolation
 from grader.sandbox.procfs import descendants, still_runs
 
 
@@ -223,3 +229,51 @@ def _is_open(fd: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def test_as_root_best_means_namespaces_else_uid_else_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 33 item 3: as root, ``best`` takes the strongest level and never ``none``: below
+    ``uid`` it refuses, naming what each level lacks and how to give it. The kit's own tests
+    may still force ``none`` (``at_most``); an ordinary user gets ``none``, as practice."""
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    for machine in ("namespaces", "uid"):
+        monkeypatch.setattr(confine, "isolation_level", lambda machine=machine: machine)
+        assert require_isolation("none") == machine
+    monkeypatch.setattr(confine, "isolation_level", lambda: "none")
+    monkeypatch.setattr(confine, "level_lacks", lambda level: (f"{level} lacks this",))
+    with pytest.raises(GraderError) as refused:
+        require_isolation("none")
+    said = str(refused.value)
+    assert "namespaces: namespaces lacks this" in said and "uid: uid lacks this" in said, said
+    assert "CAP_SYS_ADMIN" in said and said.endswith("nothing was graded"), said
+    assert require_isolation("none", at_most="none") == "none"
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert require_isolation("none") == "none"
+
+
+def test_root_without_namespaces_never_grades_at_none(tmp_path: Path) -> None:
+    """Item 3 as it was found: root without CAP_SYS_ADMIN (``capsh --drop``), the grader's
+    Python perhaps under /root. Either the uid level holds (Python readable by a run, the kit
+    not) and the check is graded there, or it exits 2 saying why; never a grade at ``none``.
+    As an ordinary user the same check is practice."""
+    report = tmp_path / "report.json"
+    tmp_path.chmod(0o755)
+    grade = (
+        f"{shlex.quote(sys.executable)} -m grader check --json {shlex.quote(str(report))} "
+        f"--submission {shlex.quote(str(kit_root() / 'student'))}"
+    )
+    command = ["capsh", "--drop=cap_sys_admin", "--", "-c", grade]
+    if os.geteuid() != 0:
+        command = ["sh", "-c", grade]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+    if done.returncode == 2:
+        assert os.geteuid() == 0, done.stderr
+        assert "as root the grader grades only in confined runs" in done.stderr, done.stderr
+        assert "uid: " in done.stderr and done.stderr.strip().endswith("nothing was graded")
+        assert "Traceback" not in done.stderr and not report.exists()
+    else:
+        graded = json.loads(report.read_text(encoding="utf-8"))
+        assert graded["isolation"] == ("uid" if os.geteuid() == 0 else "none"), graded
+        assert graded["practice"] == (os.geteuid() != 0)

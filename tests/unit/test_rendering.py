@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
 
 from grader.catalog import load_chapter
+from grader.output.check_json import report_to_dict
+from grader.output.gradescope import gradescope_results
+from grader.output.html import summary_header
+from grader.output.junit import report_to_junit
+from grader.output.summary import report_to_markdown
 from grader.output.terminal import render_catalog, render_check, render_tdd
 from grader.results.check import (
     CheckReport,
@@ -136,3 +142,34 @@ def test_the_grade_and_the_time_are_explained_in_the_check() -> None:
     assert "Your tests pass on the reference but not on your radix.py" in text
     assert "did you mean test_parent_becomes_evictible?" in text
     assert "It checks" in text  # the rule a failing course test holds code to
+
+
+def first_lines(report: CheckReport) -> dict[str, str]:
+    """The first line a reader meets in every format of ``report`` (JUnit: after the XML
+    declaration; JSON: the ``practice`` key)."""
+    report_json = report_to_dict(report, CHAPTER)
+    header = summary_header(CHAPTER, report).splitlines()
+    return {
+        "terminal": drawn(
+            200, False, lambda console: render_check(console, CHAPTER, report)
+        ).splitlines()[0],
+        "json": f"practice: {report_json['practice']}",
+        "gradescope": gradescope_results(CHAPTER, report)["output"].splitlines()[0],
+        "junit": report_to_junit(CHAPTER, report).splitlines()[1],
+        "html": header[1],
+        "summary": report_to_markdown(CHAPTER, report).splitlines()[0],
+    }
+
+
+def test_a_check_at_none_says_it_is_practice_first_in_every_format() -> None:
+    """Issue 33: a check whose runs had no isolation is practice, and every format opens on
+    it; a check at another level never says so."""
+    practice = first_lines(replace(a_report(), isolation="none"))
+    assert practice.pop("json") == "practice: True"
+    for name, line in practice.items():
+        assert "Practice check, not a grade of record" in line, (name, line)
+    for level in ("uid", "namespaces"):
+        graded = first_lines(replace(a_report(), isolation=level))
+        assert graded.pop("json") == "practice: False"
+        for name, line in graded.items():
+            assert "Practice" not in line and "practice" not in line, (name, line)

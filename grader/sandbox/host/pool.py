@@ -247,17 +247,43 @@ def require_isolation(
     minimum: IsolationLevel, at_most: IsolationLevel = "namespaces"
 ) -> IsolationLevel:
     """The isolation level runs get: what this machine gives, but no more than ``at_most`` (the
-    kit's tests try each level); ``GraderError`` (exit 2) below ``minimum``."""
+    kit's tests try each level); ``GraderError`` (exit 2) below ``minimum``.
+
+    As root a grade is of record: ``minimum`` is then at least ``uid`` (``best`` means
+    ``namespaces``, else ``uid``), and the error says what each level lacks and how to give
+    it. Only the kit's own tests, forcing a weaker level with ``at_most``, run as root at
+    ``none``; a check at ``none`` is practice, and every report of it says so.
+    """
     level = confine.isolation_level()
     if confine.level_at_least(level, at_most):
         level = at_most
+    if os.geteuid() == 0 and at_most != "none" and not confine.level_at_least(minimum, "uid"):
+        minimum = "uid"
     if not confine.level_at_least(level, minimum):
-        raise GraderError(
-            f"isolation {minimum!r} was required but this machine gives runs only {level!r} "
-            "(confinement needs the grader to run as root, namespaces a kernel that allows "
-            "them); nothing was graded"
-        )
+        raise GraderError(_why_not(minimum, level))
     return level
+
+
+def _why_not(minimum: IsolationLevel, level: IsolationLevel) -> str:
+    """The one-line refusal where runs would get ``level`` but need ``minimum``."""
+    if os.geteuid() != 0:
+        return (
+            f"isolation {minimum!r} was required but this machine gives runs only {level!r}: "
+            "confinement needs the grader to run as root (sudo, or root in a container); "
+            "nothing was graded"
+        )
+    wanted = [name for name in ("namespaces", "uid") if confine.level_at_least(name, minimum)]
+    lacks = "; ".join(
+        f"{name}: {', '.join(confine.level_lacks(name))}" for name in wanted if name != level
+    )
+    return (
+        f"as root the grader grades only in confined runs (at least {minimum!r}), and this "
+        f"machine gives runs only {level!r} ({lacks}). To give namespaces, run with "
+        "CAP_SYS_ADMIN (docker run --cap-add SYS_ADMIN, or --privileged); to give uid, "
+        "install Python where every user may read it (/usr or /opt, not under /root) and make "
+        "the kit readable by root alone (chmod -R go-rwx on each folder named); for a practice "
+        "check, run the grader as an ordinary user; nothing was graded"
+    )
 
 
 @contextlib.contextmanager
