@@ -125,7 +125,9 @@ def _add_isolation(sub: argparse.ArgumentParser) -> None:
         "--isolation",
         choices=list(ISOLATION_CHOICES),
         default="best",
-        help="best: confine student code as far as this machine allows (default); required: "
+        help="best: confine student code as far as this machine allows (default; as root, "
+        "at least as another user, else exit 2 saying what is missing; as an ordinary user, "
+        "a practice check); required: "
         "exit 2 without grading unless student code runs as another user (the grader must "
         "be root); namespaces: also require its own PID, network and mount namespaces",
     )

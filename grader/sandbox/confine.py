@@ -65,8 +65,8 @@ ISOLATION_CHOICES: dict[str, IsolationLevel] = {
     "namespaces": "namespaces",
 }
 """The values of ``--isolation``, each naming the least level the runs must get: ``best``
-takes what the machine gives; ``required`` means student code never runs as the grader's
-user."""
+takes what the machine gives (as root, never less than ``uid``: ``host.pool.require_isolation``);
+``required`` means student code never runs as the grader's user."""
 
 UNTRUSTED_UID = 65534
 UNTRUSTED_GID = 65534
