@@ -87,6 +87,11 @@ OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
 """The largest file an untrusted process may write (``RLIMIT_FSIZE``): its output included."""
 OPEN_FILES_LIMIT = 256
 """The most descriptors an untrusted process may hold (``RLIMIT_NOFILE``)."""
+FOLDER_FILES_LIMIT = 2000
+"""The most files and folders a run may make in its own folder (``folder_over_cap``)."""
+FOLDER_BYTES_LIMIT = 64 * 1024 * 1024
+"""The most disk a run's folder may take (``folder_over_cap``); one file is capped at
+``OUTPUT_LIMIT_BYTES`` by the kernel."""
 
 HIDDEN_KIT_FOLDERS = ("reference", "mutants", "wheats")
 """What a run must not read at the ``namespaces`` level: the model implementation and
@@ -440,6 +445,10 @@ def _confine_process(confinement: Confinement) -> None:
         if os.getuid() != confinement.uid or os.geteuid() != confinement.uid:
             raise OSError("the uid was not dropped")
         own_keyrings()  # the new user's: empty, whatever an earlier holder of the uid left
+        # The uid is this process's alone: the kernel's count of its processes is the run's,
+        # a pids limit where no cgroup gives one.
+        limit = (RUN_PROCESS_LIMIT, RUN_PROCESS_LIMIT)
+        resource.setrlimit(resource.RLIMIT_NPROC, limit)
         if confinement.level == "namespaces":
             _seen_as(UNTRUSTED_UID, UNTRUSTED_GID)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
@@ -607,6 +616,33 @@ def remove_leftovers(confinement: Confinement) -> None:
                     shutil.rmtree(entry.path, ignore_errors=True)
                 else:
                     os.unlink(entry.path)
+
+
+def folder_over_cap(folder: Path) -> str | None:
+    """Why a run's ``folder`` is over its caps (``FOLDER_FILES_LIMIT`` entries,
+    ``FOLDER_BYTES_LIMIT`` of disk), or ``None``: where no file system caps a run's folder
+    (``uid``, ``none``), a run that writes thousands of files or a folder of them must fail
+    itself, not fill the machine's disk for every other run. It never reads more than the
+    limit's count of entries, nor follows a link."""
+    entries = used = 0
+    todo = [folder]
+    while todo:
+        try:
+            listing = os.scandir(todo.pop())
+        except OSError:
+            continue
+        with listing:
+            for entry in listing:
+                entries += 1
+                if entries > FOLDER_FILES_LIMIT:
+                    return f"the run made more than {FOLDER_FILES_LIMIT} files in its folder"
+                with contextlib.suppress(OSError):
+                    used += entry.stat(follow_symlinks=False).st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append(Path(entry.path))
+    if used > FOLDER_BYTES_LIMIT:
+        return f"the run wrote more than {FOLDER_BYTES_LIMIT // 2**20} MB into its folder"
+    return None
 
 
 def is_untrusted(pid: int) -> bool:

@@ -283,6 +283,9 @@ class RunRecord(TypedDict):
     """The worker ended the run at its first failing test (the job's ``stop_at_failure``)."""
     exit_code: int | None
     parent_killed: bool
+    over_cap: str
+    """Why the run's folder went over its caps (``confine.folder_over_cap``), or empty: the
+    run then failed, whatever its tests reported."""
     seconds: float
     cpu_seconds: float
     output: str

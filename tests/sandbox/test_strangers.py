@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 from collections.abc import Iterator
 
 import pytest
@@ -154,3 +155,70 @@ def test_a_run_that_swaps_its_output_log_neither_floods_nor_blocks_the_worker(
     assert "the run put something else in place of output.log" in result.output, result.output
     assert "[100%]" in result.output, result.output  # pytest wrote it after the swap
     assert run(level_pool, "def test_x():\n    print('plain')\n").all_passed
+
+
+FILLS_ITS_FOLDER = """
+import os
+
+
+def test_fill():
+    os.makedirs("notes", exist_ok=True)
+    for number in range(COUNT):
+        with open(f"notes/{number}", "wb") as note:
+            note.write(bytes(SIZE))
+"""
+
+
+@pytest.mark.parametrize(
+    ("count", "size", "said"),
+    [(3000, 0, "more than 2000 files"), (40, 3 * 2**20, "more than 64 MB")],
+    ids=["files", "bytes"],
+)
+def test_a_run_that_fills_its_folder_fails_itself_not_the_machine(
+    level_pool: WorkerPool, count: int, size: int, said: str
+) -> None:
+    """Item 6: thousands of files, or more disk than a run may take, in the run's own folder
+    (each file is kept under 4 MB by the kernel's RLIMIT_FSIZE): the run fails with a message
+    saying why, whether it ended first or was stopped; the next run goes as usual."""
+    source = FILLS_ITS_FOLDER.replace("COUNT", str(count)).replace("SIZE", str(size))
+    result = run(level_pool, source)
+    assert result.status == "crashed", result
+    assert said in result.message, result.message
+    assert run(level_pool, "def test_x():\n    pass\n").all_passed
+
+
+FORKS_AWAY = """
+import os, time
+
+
+def test_forks():
+    children = []
+    try:
+        for _ in range(1000):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+    except OSError as error:
+        assert len(children) < 600, len(children)
+        raise RuntimeError(f"LIMITED {error.strerror}")
+    raise RuntimeError(f"UNLIMITED {len(children)}")
+"""
+
+
+def test_a_run_cannot_fork_more_than_its_process_limit(level_pool: WorkerPool) -> None:
+    """Item 6: at ``uid`` and ``namespaces`` a run's processes are capped (the run's own uid's
+    RLIMIT_NPROC, and its cgroup's pids.max where there is one): a fork bomb stops at the
+    limit and every process of it is swept. At ``none`` (an ordinary user) only a cgroup
+    could cap it, and none is given, so it is not tried there."""
+    if level_pool.isolation == "none":  # 1000 processes as the grader's own user: not tried
+        limit = "import resource\ndef test_limit():\n    assert resource.getrlimit(6) == LIMIT\n"
+        own = resource.getrlimit(resource.RLIMIT_NPROC)
+        assert run(level_pool, limit.replace("LIMIT", repr(own))).all_passed
+        return
+    result = run(level_pool, FORKS_AWAY)
+    assert "RuntimeError: LIMITED Resource temporarily unavailable" in result.detail(
+        "test_forks"
+    ), result.detail("test_forks")
+    assert stray_processes() == []

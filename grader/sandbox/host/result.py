@@ -153,8 +153,12 @@ def _interpret(record: Mapping[str, Any]) -> RunResult:
     collected, outcomes, running = seen.collected, seen.outcomes, seen.running
     # Fewer outcomes than collected tests is never a pass, whatever the exit status said.
     missing = [name for name in collected if name not in outcomes]
-    if record["timed_out"]:
-        status: RunStatus = "timeout"
+    over_cap = record.get("over_cap")
+    if isinstance(over_cap, str) and over_cap:
+        status: RunStatus = "crashed"
+        message = f"{over_cap}: it was stopped, and fails"
+    elif record["timed_out"]:
+        status = "timeout"
         message = f"stopped after its time limit while running {running or 'the tests'}"
     elif record.get("stopped") is True:
         status = "stopped"

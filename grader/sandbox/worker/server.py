@@ -168,7 +168,7 @@ def run_job(
         )
         marks["spawn"] = time.monotonic()
         test = spawned[1]
-        usage = _Usage([process.pid for process in spawned], cgroups)
+        usage = _Usage([process.pid for process in spawned], cgroups, folder)
         try:
             _send({"pid": test.pid})
             events, timed_out, stopped, status = _collect(test, events_read, job, usage, marks)
@@ -176,12 +176,14 @@ def run_job(
             cpu_seconds = usage.seconds()
             _sweep(spawned, cgroups, identities, confinement, server)
             marks["sweep"] = time.monotonic()
+            over_cap = usage.over_cap()  # once more with every process gone: the last word
         return {
             "events": _without_folder(events, folder),
             "timed_out": timed_out,
             "stopped": stopped,
             "exit_code": confine.exit_code(status, confinement) if status is not None else None,
             "parent_killed": status is None and not timed_out and not stopped,
+            "over_cap": over_cap or "",
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
             "output": _strip_folder(_tail(log, _replaced(log, folder / LOG_NAME)), folder),
@@ -364,12 +366,17 @@ def _lay_out(
 
 class _Usage:
     """The CPU time a run's processes have used: its cgroup's count where it has one, else
-    the sum over its processes (those alive, and the dead its processes have reaped)."""
+    the sum over its processes (those alive, and the dead its processes have reaped); and
+    whether its folder is over its caps."""
 
-    def __init__(self, roots: list[int], cgroups: confine.Cgroups) -> None:
+    def __init__(self, roots: list[int], cgroups: confine.Cgroups, folder: Path) -> None:
         self.roots = roots
         self.cgroups = cgroups
+        self.folder = folder
         self.most = 0.0
+
+    def over_cap(self) -> str | None:
+        return confine.folder_over_cap(self.folder)
 
     def seconds(self) -> float:
         counted = self.cgroups.cpu_seconds()
@@ -435,6 +442,9 @@ def _collect(
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + USAGE_CHECK_SECONDS
                 if usage.seconds() > budget or (not ready and procfs.run_is_stopped(pid)):
+                    break
+                if usage.over_cap():
+                    timed_out = False
                     break
         reaper.kill_group(pid)
         status = spawned.status()
