@@ -49,6 +49,7 @@ from grader.provenance import result_key
 from grader.results.batch import BatchResult, BatchRow, ClassView
 from grader.results.check import CheckReport
 from grader.roster import RosterEntry
+from grader.sandbox import confine
 from grader.sandbox.host.pool import WorkerPool
 from grader.similarity import KIT_FILES
 from grader.submission import SubmissionProblem, read_text_inside
@@ -185,6 +186,8 @@ def _grade_all(
         ThreadPoolExecutor(max(1, jobs)) as threads,
         ThreadPoolExecutor(1) as beside,
     ):
+        if pool.isolation == "uid":
+            _keep_the_class_from_runs([out, *(folder.parent for folder, _ in submissions)])
         futures = {
             threads.submit(_grade_one, chapter, folder, name, out, limits, pool, text_report): name
             for folder, name in submissions
@@ -268,6 +271,20 @@ def _grade_one(
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _keep_the_class_from_runs(folders: list[Path]) -> None:
+    """At ``uid`` runs are kept from files by permissions alone: the class's submissions and
+    the out folder (every report, every kept copy) must be closed to other users, or a
+    student's run could read a classmate's code. ``GraderError`` if one is open."""
+    opened = sorted(set(map(str, confine.open_to_runs(folders))))
+    if opened:
+        raise GraderError(
+            f"runs here are kept apart by their users alone (isolation 'uid'), and other users "
+            f"can enter {', '.join(opened)}: a student's run could read a classmate's files; "
+            f"close them (chmod 700 each, or a folder above it), or grade with namespaces "
+            "(CAP_SYS_ADMIN); nothing was graded"
+        )
 
 
 def _keep_files(copy: Path, report: CheckReport, folder: Path) -> Kept:

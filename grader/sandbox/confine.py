@@ -297,6 +297,20 @@ def reachable(path: Path) -> bool:
     return all(folder.stat().st_mode & 0o001 for folder in path.resolve().parents)
 
 
+def open_to_runs(paths: Iterable[Path]) -> list[Path]:
+    """Those of ``paths`` a run at the ``uid`` level could enter: every folder above, and the
+    path itself, let others through. A path not made yet counts as its nearest folder that
+    is (what is made in it inherits the way in)."""
+    found = []
+    for path in paths:
+        existing = path.resolve()
+        while not existing.exists():
+            existing = existing.parent
+        if all(folder.stat().st_mode & 0o001 for folder in (existing, *existing.parents)):
+            found.append(path)
+    return found
+
+
 def fork_confined(confinement: Confinement, workdir: Path, new_session: bool = True) -> int:
     """Fork like ``os.fork()``: the child's pid in the parent, 0 in a confined child.
 

@@ -6,16 +6,26 @@ floods the worker that reads it: at every level this machine reaches.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import os
 import resource
+import shutil
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
-from hostile_harness import REFERENCE, report_back, reported, run, stray_processes
+from hostile_harness import KIT, REFERENCE, report_back, reported, run, stray_processes
 
+from grader.catalog import Chapter
+from grader.commands import batch
+from grader.commands.batch import grade_batch
+from grader.errors import GraderError
 from grader.sandbox import confine, procfs, reaper
-from grader.sandbox.confine import LEVELS
+from grader.sandbox.confine import LEVELS, IsolationLevel
 from grader.sandbox.host.pool import WorkerPool
 
 pytest_plugins = ["hostile_harness"]
@@ -222,3 +232,110 @@ def test_a_run_cannot_fork_more_than_its_process_limit(level_pool: WorkerPool) -
         "test_forks"
     ), result.detail("test_forks")
     assert stray_processes() == []
+
+
+ALICE_WAITS = """
+import time
+
+PLACES = ("home/note", "tmp/note", "tests/note")
+
+
+def test_alice():
+    for place in PLACES:
+        with open(place, "w") as note:
+            note.write("alice")
+    time.sleep(4)
+    for place in PLACES:
+        with open(place) as note:
+            assert note.read() == "alice", place
+"""
+
+BOB_TRIES = f"""
+import base64, json, os, signal, zlib
+
+
+def test_bob():
+    done = []
+    for path in PATHS:
+        for mode in ("r", "a"):
+            try:
+                open(path, mode).close()
+                done.append(mode + " " + path)
+            except OSError:
+                pass
+        try:
+            os.listdir(os.path.dirname(path))
+            done.append("listed " + os.path.dirname(path))
+        except OSError:
+            pass
+    for pid in PIDS:
+        try:
+            os.kill(pid, 0)
+            done.append("may signal " + str(pid))
+        except OSError:
+            pass
+    {report_back("done")}
+"""
+
+
+def alices_run() -> tuple[str, list[int]]:
+    """Alice's run folder and her run's processes, as root sees them from outside (through
+    /proc, once her notes are written)."""
+    for _ in range(400):
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if (entry / "cwd" / "home" / "note").read_text() == "alice":
+                        folder = os.readlink(entry / "cwd")
+                        pids = [int(entry.name), *procfs.descendants(int(entry.name))]
+                        return folder, pids
+        time.sleep(0.01)
+    raise AssertionError("alice's run never wrote her notes")
+
+
+@pytest.mark.parametrize("level", ["uid", "namespaces"])
+def test_classmates_are_strangers_alive_at_once_and_after(level: IsolationLevel) -> None:
+    """Two students graded at once (two pools: at ``uid`` one pool runs one run at a time,
+    so two graders on one machine are how two runs meet) and one after the other: bob's run
+    can neither read, write nor list alice's files, nor signal her processes; alice's run
+    finds her notes as she left them. At ``none`` every run is the grader's own user, so a
+    check there is practice and makes no such promise (docs/security.md)."""
+    with (
+        WorkerPool(workers=1, other_seed=False, at_most=level) as alices,
+        WorkerPool(workers=1, other_seed=False, at_most=level) as bobs,
+        ThreadPoolExecutor(1) as beside,
+    ):
+        assert alices.isolation == bobs.isolation == level
+        alice = beside.submit(run, alices, ALICE_WAITS)
+        folder, pids = alices_run()
+        paths = [f"{folder}/{place}" for place in ("home/note", "tmp/note", "tests/note")]
+        paths.append(f"{folder}/tests/test_hostile.py")
+        tries = BOB_TRIES.replace("PATHS", repr(paths)).replace("PIDS", repr(pids))
+        at_once = reported(run(bobs, tries), "test_bob")
+        assert alice.result().all_passed, alice.result()
+        after = reported(run(bobs, tries), "test_bob")
+    assert at_once == [] and after == [], (at_once, after)
+    assert stray_processes() == []
+
+
+def test_at_uid_a_batch_refuses_a_class_other_users_can_enter(
+    monkeypatch: pytest.MonkeyPatch, tiny_chapter: Chapter, reachable_tmp_path: Path
+) -> None:
+    """At ``uid`` only permissions keep bob's run from alice's submission and from her
+    report and kept copy in the out folder: a batch whose class or out folder other users
+    can enter is refused before anything runs, naming them; closed, they pass."""
+    monkeypatch.setattr(batch, "WorkerPool", functools.partial(WorkerPool, at_most="uid"))
+    folders = []
+    for name in ("alice", "bob"):
+        folder = reachable_tmp_path / "class" / name
+        shutil.copytree(KIT / "student", folder)
+        folders.append(folder)
+    out = reachable_tmp_path / "out"
+    with pytest.raises(GraderError) as refused:
+        grade_batch(tiny_chapter, folders, out)
+    said = str(refused.value)
+    assert f"can enter {reachable_tmp_path / 'class'}, {out}: a student's run" in said, said
+    assert said.endswith("nothing was graded") and not (out / "reports").exists()
+    for closed in (out, reachable_tmp_path / "class"):
+        closed.chmod(0o700)
+    assert confine.open_to_runs([out, reachable_tmp_path / "class"]) == []
