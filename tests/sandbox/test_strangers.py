@@ -335,7 +335,7 @@ def test_at_uid_a_batch_refuses_a_class_other_users_can_enter(
         grade_batch(tiny_chapter, folders, out)
     said = str(refused.value)
     assert f"can enter {reachable_tmp_path / 'class'}, {out}: a student's run" in said, said
-    assert said.endswith("nothing was graded") and not (out / "reports").exists()
-    for closed in (out, reachable_tmp_path / "class"):
-        closed.chmod(0o700)
+    assert said.endswith("nothing was graded") and not out.exists()
+    out.mkdir(mode=0o700)
+    (reachable_tmp_path / "class").chmod(0o700)
     assert confine.open_to_runs([out, reachable_tmp_path / "class"]) == []
