@@ -87,6 +87,10 @@ OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024
 """The largest file an untrusted process may write (``RLIMIT_FSIZE``): its output included."""
 OPEN_FILES_LIMIT = 256
 """The most descriptors an untrusted process may hold (``RLIMIT_NOFILE``)."""
+UID_PROCESS_LIMIT = 64
+"""The most processes and threads one process of a run and what it starts may have
+(``RLIMIT_NPROC`` on its uid, which no other process has): a test needs one, pytest and
+hypothesis start none; a fork bomb stops here, after a few milliseconds."""
 FOLDER_FILES_LIMIT = 2000
 """The most files and folders a run may make in its own folder (``folder_over_cap``)."""
 FOLDER_BYTES_LIMIT = 64 * 1024 * 1024
@@ -461,7 +465,7 @@ def _confine_process(confinement: Confinement) -> None:
         own_keyrings()  # the new user's: empty, whatever an earlier holder of the uid left
         # The uid is this process's alone: the kernel's count of its processes is the run's,
         # a pids limit where no cgroup gives one.
-        limit = (RUN_PROCESS_LIMIT, RUN_PROCESS_LIMIT)
+        limit = (UID_PROCESS_LIMIT, UID_PROCESS_LIMIT)
         resource.setrlimit(resource.RLIMIT_NPROC, limit)
         if confinement.level == "namespaces":
             _seen_as(UNTRUSTED_UID, UNTRUSTED_GID)

@@ -141,14 +141,12 @@ def run_job(
     """Start a run's two processes for ``job`` (from the fork server, confined), wait within
     its limits, describe the run.
 
-    The implementation process (``untrusted.implementation``) and the
-    test process (pytest with the recorder, importing the stand-in module
-    ``untrusted.proxy``) talk over two pipes; only the test process holds
-    the outcome channel. Each has a uid of its own (``confine.new_identity``)
-    and a folder of its own: the implementation cannot read or write the test
-    file, nor the test the implementation's folder. Both are in one cgroup of
-    the run's own where the machine gives one. Whatever happens, every process
-    of the run is dead and its folder gone before this returns (or raises).
+    The implementation process (``untrusted.implementation``) and the test process (pytest,
+    the recorder, the stand-in ``untrusted.proxy``) talk over two pipes; only the test process
+    holds the outcome channel. Each has a uid (``confine.new_identity``) and a folder of its
+    own: the implementation cannot read or write the test file, nor the test its folder. Both
+    are in one cgroup of the run's own where the machine gives one. Whatever happens, every
+    process of the run is dead and its folder gone before this returns (or raises).
     """
     marks = {"begun": time.monotonic()}
     steps: dict[str, float] = {}
@@ -159,31 +157,26 @@ def run_job(
     log = -1
     try:
         _lay_out(folder, confinement, identities["test"], identities["impl"])
-        output, log = _open_log(folder)
         joined = cgroups.start_run()
         started = marks["set up"] = time.monotonic()
         jobs = _run_jobs(job, folder, confinement)
-        events_read = _spawn_pair(
-            jobs, sources, folder, output, identities, joined, server, spawned
-        )
+        events_in, log = _spawn_pair(jobs, sources, folder, identities, joined, server, spawned)
         marks["spawn"] = time.monotonic()
-        test = spawned[1]
         usage = _Usage([process.pid for process in spawned], cgroups, folder)
         try:
-            _send({"pid": test.pid})
-            events, timed_out, stopped, status = _collect(test, events_read, job, usage, marks)
+            _send({"pid": spawned[1].pid})  # the test process's
+            events, timed_out, stopped, status = _collect(spawned[1], events_in, job, usage, marks)
         finally:
             cpu_seconds = usage.seconds()
             _sweep(spawned, cgroups, identities, confinement, server)
             marks["sweep"] = time.monotonic()
-            over_cap = usage.over_cap()  # once more with every process gone: the last word
         return {
             "events": _without_folder(events, folder),
             "timed_out": timed_out,
             "stopped": stopped,
             "exit_code": confine.exit_code(status, confinement) if status is not None else None,
             "parent_killed": status is None and not timed_out and not stopped,
-            "over_cap": over_cap or "",
+            "over_cap": usage.over_cap() or "",  # with every process gone: the last word
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
             "output": _strip_folder(_tail(log, _replaced(log, folder / LOG_NAME)), folder),
@@ -245,17 +238,17 @@ def _spawn_pair(
     jobs: tuple[RunJob, RunJob],
     sources: list[int],
     folder: Path,
-    output: int,
     identities: dict[str, int | None],
     cgroups: list[str],
     server: ForkServer,
     spawned: list[Spawned],
-) -> int:
+) -> tuple[int, int]:
     """Start the implementation's process, then the test's, into ``spawned`` (so the caller
-    closes whatever started, even if the second fails), both writing ``output`` (closed
-    here); the events channel's read end."""
+    closes whatever started, even if the second fails); the events channel's read end, and
+    the descriptor the worker reads the run's output through (``_open_log``)."""
     implementation_source, test_source, test_compiled, *dependency_sources = sources
     implementation_job, test_job = jobs
+    output, log = _open_log(folder)
     # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
     # Only root could reopen them through /proc: both ends are confined and not dumpable.
     requests = os.pipe()
@@ -282,11 +275,12 @@ def _spawn_pair(
         )
     except BaseException:
         os.close(events_read)
+        os.close(log)
         raise
     finally:
         for fd in (*sources, *requests, *replies, events_write, output):
             os.close(fd)
-    return events_read
+    return events_read, log
 
 
 def _sweep(
@@ -441,11 +435,9 @@ def _collect(
                 break
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + USAGE_CHECK_SECONDS
-                if usage.seconds() > budget or (not ready and procfs.run_is_stopped(pid)):
-                    break
-                if usage.over_cap():
-                    timed_out = False
-                    break
+                over = usage.seconds() > budget or usage.over_cap() is not None
+                if over or (not ready and procfs.run_is_stopped(pid)):
+                    break  # over the folder's caps the run fails (``over_cap``), not times out
         reaper.kill_group(pid)
         status = spawned.status()
         stream.feed(_drain(read_end))

@@ -1,0 +1,46 @@
+"""google/nsjail's PID namespace, ioi/isolate: read other processes' /proc entries."""
+import os
+
+from radix import ROOT, RadixTree
+
+
+def test_cheat_reads_other_processes() -> None:
+    mine = {os.getpid(), *(int(task) for task in os.listdir("/proc/self/task"))}
+    reached = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in mine:
+            for name in ("environ", "cwd", "fd", "mem"):
+                try:
+                    path = f"/proc/{entry}/{name}"
+                    reached.append((path, os.listdir(path) if name in ("cwd", "fd") else open(path, "rb").read(1)))
+                except OSError:
+                    pass
+    assert reached == []
+
+
+# The six required tests, as smoke tests: they pass on the reference, fail on
+# the stub, and kill none of the mutants, so any kill would be the cheat's.
+
+
+def test_split_by_hand() -> None:
+    assert RadixTree(1).insert([1, 2], ["a", "b"])[1] == []
+
+
+def test_match_splits_inside_an_edge() -> None:
+    assert RadixTree(1).match_prefix([1]) == (0, [])
+
+
+def test_insert_hands_back_the_stored_part() -> None:
+    assert RadixTree(1).insert([], []) == (ROOT, [])
+
+
+def test_oldest_leaf_goes_first() -> None:
+    assert RadixTree(1).lru_order() == []
+
+
+def test_locks_pin_ancestors() -> None:
+    assert RadixTree(1).lock_count(ROOT) == 0
+
+
+def test_parent_becomes_evictable() -> None:
+    assert RadixTree(1).evict(0, print) == 0

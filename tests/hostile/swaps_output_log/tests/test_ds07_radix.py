@@ -1,0 +1,42 @@
+"""Issue 33 item 5: put a link to /dev/zero, then a FIFO, in place of the run's output.log."""
+import os
+
+from radix import ROOT, RadixTree
+
+
+def test_cheat_links_the_log_to_zero() -> None:
+    os.unlink("output.log")
+    os.symlink("/dev/zero", "output.log")
+
+
+def test_cheat_makes_the_log_a_fifo() -> None:
+    os.unlink("output.log")
+    os.mkfifo("output.log")
+
+
+# The six required tests, as smoke tests: they pass on the reference, fail on
+# the stub, and kill none of the mutants, so any kill would be the cheat's.
+
+
+def test_split_by_hand() -> None:
+    assert RadixTree(1).insert([1, 2], ["a", "b"])[1] == []
+
+
+def test_match_splits_inside_an_edge() -> None:
+    assert RadixTree(1).match_prefix([1]) == (0, [])
+
+
+def test_insert_hands_back_the_stored_part() -> None:
+    assert RadixTree(1).insert([], []) == (ROOT, [])
+
+
+def test_oldest_leaf_goes_first() -> None:
+    assert RadixTree(1).lru_order() == []
+
+
+def test_locks_pin_ancestors() -> None:
+    assert RadixTree(1).lock_count(ROOT) == 0
+
+
+def test_parent_becomes_evictable() -> None:
+    assert RadixTree(1).evict(0, print) == 0
