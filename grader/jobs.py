@@ -89,9 +89,9 @@ def limits_from_settings(settings: dict[str, object], isolation: IsolationLevel)
 def course_tests_job(
     chapter: Chapter, implementation: str, time_limit: float, dependencies: Sources | None = None
 ) -> Job:
-    """The run of the course tests against ``implementation``, which may import
-    ``dependencies`` (``grader.dependencies.resolve``); ``None``: the kit's, as the reference
-    runs with."""
+    """The run of the course tests against ``implementation`` (the student's own: each call
+    is bounded, ``Chapter.call_limit``), which may import ``dependencies``
+    (``grader.dependencies.resolve``); ``None``: the kit's, as the reference runs with."""
     test_file = chapter.course_test_file
     source = test_file.read_text(encoding="utf-8")
     interface = chapter_interface(chapter, course_tests=True)
@@ -104,6 +104,7 @@ def course_tests_job(
         interface=interface,
         dependencies=kit_sources(chapter) if dependencies is None else dependencies,
         kit_tests=True,
+        call_limit=chapter.call_limit,
     )
 
 
@@ -143,6 +144,7 @@ def student_tests_job(
     dependencies: Sources | None = None,
     ceiling: float | None = None,
     stop_at_failure: bool = False,
+    own_tree: bool = False,
 ) -> Job:
     """The run of the student's test file (its text, ``tests``) against ``implementation``.
 
@@ -153,6 +155,9 @@ def student_tests_job(
     of every earlier chapter's module the chapter needs (``dependencies``
     replaces it for the student's own implementation). ``stop_at_failure`` (the
     mutants' runs, and the reference's among them) is the worker's to apply.
+    ``own_tree``: the implementation is the student's own, whose calls are bounded
+    (``Chapter.call_limit``: a call past it is a located hang); no other run's are, so a
+    timeout that decides a kill or a file's validity is still a confirmed one.
     """
     name = Path(chapter.student_tests).name
     return Job(
@@ -167,6 +172,7 @@ def student_tests_job(
         dependencies=kit_sources(chapter) if dependencies is None else dependencies,
         ceiling=time_limit if ceiling is None else ceiling,
         stop_at_failure=stop_at_failure,
+        call_limit=chapter.call_limit if own_tree else 0.0,
     )
 
 

@@ -293,6 +293,7 @@ def _run_phases(
                 submission.implementation,
                 limits.student_tests,
                 dependencies=resolved.sources,
+                own_tree=True,
             )
             yours_run = threads.submit(pool.run, job)
         if course_phase is None:

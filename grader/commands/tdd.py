@@ -47,7 +47,12 @@ def run_tdd(
         return TddResult(stage, {}, (submission.implementation_problem or "no implementation",))
     dependencies = resolve(chapter, folder, implementation, ref_deps).sources
     job = student_tests_job(
-        chapter, submission.tests, implementation, time_limit, dependencies=dependencies
+        chapter,
+        submission.tests,
+        implementation,
+        time_limit,
+        dependencies=dependencies,
+        own_tree=True,
     )
     with WorkerPool(workers=1) as pool:
         run = pool.run(job)

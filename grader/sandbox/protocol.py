@@ -249,6 +249,10 @@ class JobMessage(TypedDict):
     """End the run as soon as a test fails (``EventStream.failed``): the worker's rule, which
     nothing inside the run can see."""
     wall: float
+    call_limit: NotRequired[float]
+    """The CPU seconds one call of the implementation may take before it counts as hung (the
+    student's own tree only: ``untrusted.implementation.CallBound``); absent or 0: no bound.
+    The worker drops it from the test process's copy of the job."""
 
 
 class RunJob(JobMessage):

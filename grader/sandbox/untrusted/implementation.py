@@ -20,6 +20,14 @@ here; the test process names them by handles. An exception the
 implementation raises goes back as its nearest built-in type and message;
 the stand-in decides which types the tests see as themselves.
 
+Where the job bounds each call (``call_limit``: the student's own tree, never a
+mutant or the reference), a call that has used that much CPU time without
+returning is a hang: a timer on this process's CPU time (``CallBound``) stops
+the implementation's code where it is and sends its stack back, the frames
+of its own files, as ``faulthandler`` would print them; the run goes on with
+the next call. CPU time, not the wall clock, so a busy machine never makes a
+call look hung.
+
 ``walk`` reads a whole object graph in one request (the course tests read
 the whole tree after every step of their model-based test): it calls only
 public members, plus the private ones the job allows (the course tests'
@@ -29,12 +37,14 @@ own invariant check), exactly as the test would one call at a time.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import importlib.abc
 import importlib.machinery
 import inspect
 import linecache
 import os
+import signal
 import sys
 import traceback
 import types
@@ -52,6 +62,86 @@ ANY_SPECIAL = ("__len__",)
 
 class CallbackFailed(Exception):
     """A callback the test passed (``on_evict``) raised in the test process."""
+
+
+class Hung(BaseException):
+    """Raised into the implementation's code where a call passed its bound (``CallBound``):
+    not an ``Exception``, so an ``except Exception`` of the student's does not catch it."""
+
+    def __init__(self, frames: list[list[Any]]) -> None:
+        super().__init__("the call did not return within its bound")
+        self.frames = frames
+
+
+HELD_SECONDS = 0.01
+"""How soon the bound's timer fires again when it fired while a message was in transit."""
+
+
+class CallBound:
+    """A bound on the CPU time one call may use (``ITIMER_PROF``, this process's CPU time).
+
+    Armed as a call starts and disarmed as it returns; a callback's wait for the
+    test process uses no CPU time, so only the implementation's own work counts.
+    When it fires, it raises ``Hung`` where the code is, with the stack of the
+    module's files; if the code swallows that and goes on, the second firing
+    sends the reply itself and ends the process.
+    """
+
+    def __init__(self, seconds: float, files: frozenset[str], replies: int) -> None:
+        self.seconds = seconds
+        self.files = files
+        self.replies = replies
+        self.member = ""
+        self.fired = 0
+        self.held = False
+        """A message is being sent or read (a callback's): firing now would tear it."""
+        signal.signal(signal.SIGPROF, self._fire)
+
+    def start(self, member: str) -> None:
+        self.member, self.fired = member, 0
+        signal.setitimer(signal.ITIMER_PROF, self.seconds)
+
+    def stop(self) -> None:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+    def reply(self, frames: list[list[Any]]) -> list[Any]:
+        """The ``hung`` reply: the member called (the outermost frame of the module's, where
+        there is one), the bound, and the frames, outermost first."""
+        member = str(frames[0][1]) if frames else self.member
+        return ["hung", member, self.seconds, frames]
+
+    def _fire(self, signum: int, frame: types.FrameType | None) -> None:
+        if self.held:
+            signal.setitimer(signal.ITIMER_PROF, HELD_SECONDS)
+            return
+        frames = own_frames(frame, self.files)
+        self.fired += 1
+        if self.fired == 1:
+            signal.setitimer(signal.ITIMER_PROF, self.seconds)  # in case the code swallows it
+            raise Hung(frames)
+        with contextlib.suppress(BaseException):
+            protocol.write_all(self.replies, protocol.encode(self.reply(frames)))
+        os._exit(0)
+
+
+FRAMES_KEPT = 50
+"""The most frames a hang's stack brings back: the outermost one, and the innermost."""
+
+
+def own_frames(frame: types.FrameType | None, files: frozenset[str]) -> list[list[Any]]:
+    """The frames of ``files`` on the stack from ``frame`` out (line, function, the line's
+    text), outermost first: where the module's code was when it was stopped."""
+    frames = []
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename in files:
+            line = linecache.getline(filename, frame.f_lineno).rstrip()
+            frames.append([frame.f_lineno, frame.f_code.co_name, line])
+        frame = frame.f_back
+    frames.reverse()
+    if len(frames) > FRAMES_KEPT:
+        frames = frames[:1] + frames[1 - FRAMES_KEPT :]
+    return frames
 
 
 class Contract:
@@ -221,11 +311,15 @@ class Server:
         contract: Contract,
         requests: protocol.Calls,
         replies: int,
+        bound: CallBound | None = None,
     ) -> None:
         self.module = module
         self.contract = contract
         self.requests = requests
         self.replies = replies
+        self.bound = bound
+        self.depth = 0
+        """How many requests are being answered: more than one while a callback calls back."""
         self.objects: dict[int, Any] = {}
         self.classes: dict[int, str] = {}
         self.next_handle = 1
@@ -256,7 +350,11 @@ class Server:
                     self.classes.pop(handle, None)
                 return
             appended: list[list[Any]] = []
-            frame = protocol.encode(["ok", self.carry_out(kind, message, appended)])
+            frame = protocol.encode(["ok", self.bounded(kind, message, appended)])
+        except Hung as hung:
+            if self.depth or self.bound is None:  # a call the callback made: the outer one hung
+                raise
+            frame = protocol.encode(self.bound.reply(hung.frames))
         except CallbackFailed as failed:
             frame = protocol.encode(["callback-failed", failed.args[0]])
         except protocol.NotPlainData as error:
@@ -267,6 +365,24 @@ class Server:
         if appended:  # made in the test process before the reply is read, as if made in turn
             frame = b"".join(protocol.encode(["appended", *call]) for call in appended) + frame
         protocol.write_all(self.replies, frame)
+
+    def bounded(self, kind: str, message: list[Any], appended: list[list[Any]]) -> Any:
+        """``carry_out`` under the call bound, if the job sets one: the outermost request
+        arms it, and it is off again before the reply goes."""
+        bound = self.bound
+        if bound is None or self.depth:
+            self.depth += 1
+            try:
+                return self.carry_out(kind, message, appended)
+            finally:
+                self.depth -= 1
+        self.depth += 1
+        bound.start(str(message[2]) if kind in ("call", "get") else kind)
+        try:
+            return self.carry_out(kind, message, appended)
+        finally:
+            bound.stop()
+            self.depth -= 1
 
     def carry_out(self, kind: str, message: list[Any], appended: list[list[Any]]) -> Any:
         """One request's result; the ``append`` calls it collected go into ``appended``."""
@@ -358,14 +474,25 @@ class Server:
         """A function that calls the test's own callback in the test process and waits."""
 
         def call_back(*args: Any) -> Any:
-            protocol.send(self.replies, ["callback", place, list(args)])
-            while True:
-                message = self.requests.receive()
-                if message[0] == "returned":
-                    return message[1]
-                if message[0] == "raised":
-                    raise CallbackFailed(message[1])
-                self.answer(message)  # the callback called back into the tree
+            bound = self.bound
+            if bound is not None:
+                bound.held = True
+            try:
+                protocol.send(self.replies, ["callback", place, list(args)])
+                while True:
+                    message = self.requests.receive()
+                    if message[0] == "returned":
+                        return message[1]
+                    if message[0] == "raised":
+                        raise CallbackFailed(message[1])
+                    if bound is not None:
+                        bound.held = False
+                    self.answer(message)  # the callback called back into the tree
+                    if bound is not None:
+                        bound.held = True
+            finally:
+                if bound is not None:
+                    bound.held = False
 
         return call_back
 
@@ -415,11 +542,12 @@ def run(
     contract: Contract,
     names: list[str] | None,
     dependencies: dict[str, int] | None = None,
+    call_limit: float = 0.0,
 ) -> None:
     """The implementation process's whole life: load the module, say what it offers, serve.
 
     ``dependencies`` maps each module the implementation may import to the descriptor of
-    its source."""
+    its source; ``call_limit``, if not 0, the CPU seconds a call may take (``CallBound``)."""
     compiled = Compiled(contract.module, read_source(source_fd))
     brought = {name: Compiled(name, read_source(fd)) for name, fd in (dependencies or {}).items()}
     sys.meta_path.insert(0, Dependencies(brought))
@@ -435,6 +563,8 @@ def run(
         own = f"{contract.module}.py" if contract.frames else None
         protocol.send(replies, ["import-failed", *exception_record(error, own)])
         return
+    files = frozenset((compiled.filename, *(each.filename for each in brought.values())))
     del compiled
     protocol.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
-    Server(module, contract, calls, replies).serve()
+    bound = CallBound(call_limit, files, replies) if call_limit > 0 else None
+    Server(module, contract, calls, replies, bound).serve()
