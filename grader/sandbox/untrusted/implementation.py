@@ -46,6 +46,7 @@ import linecache
 import os
 import signal
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable
@@ -68,23 +69,33 @@ class Hung(BaseException):
     """Raised into the implementation's code where a call passed its bound (``CallBound``):
     not an ``Exception``, so an ``except Exception`` of the student's does not catch it."""
 
-    def __init__(self, frames: list[list[Any]]) -> None:
+    def __init__(self, frames: list[list[Any]], waiting: bool) -> None:
         super().__init__("the call did not return within its bound")
         self.frames = frames
+        self.waiting = waiting
 
 
-HELD_SECONDS = 0.01
-"""How soon the bound's timer fires again when it fired while a message was in transit."""
+TICK_SECONDS = 0.25
+"""How often the call bound looks at the call in progress (``CallBound``)."""
+
+WAITING_SECONDS = 5.0
+WAITING_SHARE = 0.01
+"""A call that has waited this long by the wall clock, using less than this share of it in
+CPU time, waits for what never comes (a sleep, a lock, a read): a hang too. A call that
+computes is never starved that far, however busy the machine."""
 
 
 class CallBound:
-    """A bound on the CPU time one call may use (``ITIMER_PROF``, this process's CPU time).
+    """A bound on the CPU time one call may use, and on how long it may wait doing nothing.
 
-    Armed as a call starts and disarmed as it returns; a callback's wait for the
-    test process uses no CPU time, so only the implementation's own work counts.
-    When it fires, it raises ``Hung`` where the code is, with the stack of the
-    module's files; if the code swallows that and goes on, the second firing
-    sends the reply itself and ends the process.
+    A timer ticks every ``TICK_SECONDS`` of wall time; a tick that finds the
+    same outermost call running as the tick before measures the CPU time this
+    process has used since that first look (a callback's wait for the test
+    process uses none). Past ``seconds`` of it, or waiting without computing
+    (``WAITING_SECONDS``), the tick raises ``Hung`` where the code is, with the
+    stack of the module's files; if the code swallows that and goes on, the
+    next one sends the reply itself and ends the process. Nothing is done per
+    call but counting it, so the bound costs a call nothing.
     """
 
     def __init__(self, seconds: float, files: frozenset[str], replies: int) -> None:
@@ -92,35 +103,56 @@ class CallBound:
         self.files = files
         self.replies = replies
         self.member = ""
-        self.fired = 0
+        self.calls = 0
+        self.running = False
         self.held = False
-        """A message is being sent or read (a callback's): firing now would tear it."""
-        signal.signal(signal.SIGPROF, self._fire)
+        """A callback's message is in transit, or the test process is running it: firing now
+        would tear a message, and the wait is the test's, not the implementation's."""
+        self.watched = -1
+        self.fired = 0
+        self.cpu_from = 0.0
+        self.waiting_from: tuple[float, float] | None = None
+        signal.signal(signal.SIGALRM, self._tick)
+        signal.setitimer(signal.ITIMER_REAL, TICK_SECONDS, TICK_SECONDS)
 
     def start(self, member: str) -> None:
-        self.member, self.fired = member, 0
-        signal.setitimer(signal.ITIMER_PROF, self.seconds)
+        self.member = member
+        self.calls += 1
+        self.running = True
 
     def stop(self) -> None:
-        signal.setitimer(signal.ITIMER_PROF, 0)
+        self.running = False
 
-    def reply(self, frames: list[list[Any]]) -> list[Any]:
+    def reply(self, frames: list[list[Any]], waiting: bool) -> list[Any]:
         """The ``hung`` reply: the member called (the outermost frame of the module's, where
-        there is one), the bound, and the frames, outermost first."""
+        there is one), the bound, the frames, outermost first, and whether it waited."""
         member = str(frames[0][1]) if frames else self.member
-        return ["hung", member, self.seconds, frames]
+        seconds = WAITING_SECONDS if waiting else self.seconds
+        return ["hung", member, seconds, frames, waiting]
 
-    def _fire(self, signum: int, frame: types.FrameType | None) -> None:
+    def _tick(self, signum: int, frame: types.FrameType | None) -> None:
+        if not self.running:
+            return
+        cpu, now = time.process_time(), time.monotonic()
+        if self.watched != self.calls:  # the first look at this call
+            self.watched, self.fired, self.cpu_from = self.calls, 0, cpu
+            self.waiting_from = None
         if self.held:
-            signal.setitimer(signal.ITIMER_PROF, HELD_SECONDS)
+            self.waiting_from = None
+            return
+        if self.waiting_from is None:
+            self.waiting_from = (now, cpu)
+        waited, used = now - self.waiting_from[0], cpu - self.waiting_from[1]
+        waiting = waited >= WAITING_SECONDS and used < WAITING_SHARE * waited
+        if cpu - self.cpu_from < self.seconds and not waiting:
             return
         frames = own_frames(frame, self.files)
         self.fired += 1
+        self.cpu_from, self.waiting_from = cpu, None
         if self.fired == 1:
-            signal.setitimer(signal.ITIMER_PROF, self.seconds)  # in case the code swallows it
-            raise Hung(frames)
-        with contextlib.suppress(BaseException):
-            protocol.write_all(self.replies, protocol.encode(self.reply(frames)))
+            raise Hung(frames, waiting)
+        with contextlib.suppress(BaseException):  # it swallowed the first and went on
+            protocol.write_all(self.replies, protocol.encode(self.reply(frames, waiting)))
         os._exit(0)
 
 
@@ -354,7 +386,7 @@ class Server:
         except Hung as hung:
             if self.depth or self.bound is None:  # a call the callback made: the outer one hung
                 raise
-            frame = protocol.encode(self.bound.reply(hung.frames))
+            frame = protocol.encode(self.bound.reply(hung.frames, hung.waiting))
         except CallbackFailed as failed:
             frame = protocol.encode(["callback-failed", failed.args[0]])
         except protocol.NotPlainData as error:

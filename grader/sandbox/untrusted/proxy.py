@@ -143,16 +143,20 @@ class _Connection:
 
     def _hung(self, reply: list[Any]) -> ImplementationHung:
         """A call that did not return within its bound, said where it was."""
-        _, member, seconds, frames = reply
+        _, member, seconds, frames, waiting = reply
         frames = [frame for frame in frames[:FRAME_LIMIT] if 0 < int(frame[0]) <= LINE_NUMBER_LIMIT]
-        where = f" (line {frames[-1][0]}" if frames else ""
+        where = f"line {frames[-1][0]}" if frames else ""
         if frames and frames[-1][1] != member:
             where += f", in `{frames[-1][1]}`"
+        why = (
+            f"it waited {float(seconds):g} s without computing; look for a wait that never ends"
+            if waiting
+            else f"stopped after {float(seconds):g} s of CPU time in that one call, many times "
+            "the reference's slowest call; look for a loop that never ends"
+        )
         line = (
             f"your {self.module}.py did not return from `{str(member)[:LINE_LIMIT]}`"
-            f"{where + ')' if where else ''}: stopped after {float(seconds):g} s of CPU time "
-            "in that one call, where the reference's slowest call takes a small part of it; "
-            "look for a loop that never ends"
+            f"{f' ({where})' if where else ''}: {why}"
         )
         return ImplementationHung(line, self.module, frames)
 
