@@ -118,10 +118,16 @@ class _Connection:
                 frames = reply[5] if kind == "raise" else []
                 raise_through(frames, self._error(reply), self.module)
         except protocol.WireError as error:
-            self.gone = f"the {self.module} process stopped answering: it sent {error}"
+            self.gone = (
+                f"your {self.module}.py's process ended during the call and answers no more "
+                f"(it sent {error}): look for what ends it (os._exit, a crash, memory)"
+            )
             raise ImplementationGone(self.gone, self.module) from None
         except OSError as error:
-            self.gone = f"the {self.module} process cannot be reached ({error.strerror})"
+            self.gone = (
+                f"your {self.module}.py's process ended before the call and answers no more "
+                f"({error.strerror}): look for what ends it (os._exit, a crash, memory)"
+            )
             raise ImplementationGone(self.gone, self.module) from None
 
     def _call_back(
