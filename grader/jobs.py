@@ -17,6 +17,7 @@ from grader.dependencies import Sources, kit_sources
 from grader.hypothesis_profile import GRADER_SETTINGS
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Interface, Job
+from grader.sandbox.host.result import RunResult
 
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(phase, done, total)`` as a phase starts and runs (``total`` 0: a
@@ -181,3 +182,32 @@ def mutant_limit(limits: Limits, reference_cpu_seconds: float) -> float:
     floor, at most what the reference run itself was given."""
     wanted = max(limits.mutant_floor, limits.mutant_factor * reference_cpu_seconds)
     return min(limits.student_tests, wanted)
+
+
+def too_slow_a_call(limit: float) -> str:
+    """Why a test one of whose calls passed the bound (``Chapter.call_limit``) on the
+    student's tree is the test's fault: that call passes it on the reference too."""
+    return (
+        f"too slow: one of its calls ran {limit:g} s of CPU time without returning, on the "
+        "reference too (a correct tree), so it is the test that asks too much: make it do less"
+    )
+
+
+def blame_slow_tests(chapter: Chapter, run: RunResult, reference: dict[str, float]) -> RunResult:
+    """``run`` of the student's tests on their own tree, each test that hung there (``RunResult.
+    hung``) but took as long as the call bound on the reference (its ``reference`` seconds)
+    said to be too slow: the tree is blamed for a hang only where the test is quick on a
+    correct one."""
+    slow = {
+        name
+        for name in run.test_names()
+        if run.hung(name) and reference.get(name, 0.0) >= chapter.call_limit
+    }
+    if not slow:
+        return run
+    said = f"E   {too_slow_a_call(chapter.call_limit)}"
+    outcomes = tuple(
+        replace(outcome, detail=said) if outcome.name.split("[", 1)[0] in slow else outcome
+        for outcome in run.outcomes
+    )
+    return replace(run, outcomes=outcomes)

@@ -300,6 +300,11 @@ TestStatus = Literal["passed", "failed", "error", "skipped", "timeout", "not run
 """A test's outcome in one run."""
 STATUSES = frozenset(get_args(TestStatus))
 
+HUNG = "did not return from `"
+"""What the stand-in's one line says of a call of the student's own tree that passed its
+bound (``untrusted.proxy.ImplementationHung``), and the grader looks for in a test's report
+(``RunResult.hung``) to tell a hung tree from a slow test."""
+
 
 class CollectedEvent(TypedDict):
     event: Literal["collected"]

@@ -12,11 +12,13 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from grader.catalog import load_chapter
-from grader.jobs import course_tests_job, student_tests_job
+from grader.commands import tdd
+from grader.jobs import blame_slow_tests, course_tests_job, student_tests_job, too_slow_a_call
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
 
@@ -187,3 +189,25 @@ def test_the_same_hang_is_reported_alike_every_run(pool: WorkerPool) -> None:
     assert len(details) == 1, details
     (detail,) = details
     assert f"radix.py:{first}: in evict\n    while True:\nE   " in detail
+
+
+def test_a_test_whose_call_hangs_on_the_reference_too_is_blamed(
+    pool: WorkerPool, tmp_path: Path
+) -> None:
+    """``tdd green`` runs the tests that hung on the student's tree again, on the reference,
+    under the same bound: where the reference's call passes it too, the test asks too much
+    (said as slow), else the tree hung; ``check`` decides it from the reference run's time."""
+    source, _ = hanging("while True:\n    pass")
+    job = student_tests_job(CHAPTER, textwrap.dedent(TESTS), source, 60.0, own_tree=True)
+    run = pool.run(job)
+    assert [name for name in run.test_names() if run.hung(name)] == ["test_evicts_too_much"]
+    assert tdd._slow_on_the_reference(CHAPTER, job, run, pool) == set()
+    slow_reference = tmp_path / "radix.py"
+    slow_reference.write_text(source, encoding="utf-8")
+    slow_chapter = replace(CHAPTER, reference=slow_reference)
+    assert tdd._slow_on_the_reference(slow_chapter, job, run, pool) == {"test_evicts_too_much"}
+    quick = {"test_evicts_too_much": 0.01}
+    assert blame_slow_tests(CHAPTER, run, quick) is run
+    slow = {"test_evicts_too_much": CHAPTER.call_limit}
+    blamed = blame_slow_tests(CHAPTER, run, slow).detail("test_evicts_too_much")
+    assert blamed == f"E   {too_slow_a_call(CHAPTER.call_limit)}"

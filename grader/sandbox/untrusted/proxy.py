@@ -161,7 +161,7 @@ class _Connection:
             "the reference's slowest call; look for a loop that never ends"
         )
         line = (
-            f"your {self.module}.py did not return from `{str(member)[:LINE_LIMIT]}`"
+            f"your {self.module}.py {protocol.HUNG}{str(member)[:LINE_LIMIT]}`"
             f"{f' ({where})' if where else ''}: {why}"
         )
         return ImplementationHung(line, self.module, frames)
