@@ -211,3 +211,13 @@ def test_a_test_whose_call_hangs_on_the_reference_too_is_blamed(
     slow = {"test_evicts_too_much": CHAPTER.call_limit}
     blamed = blame_slow_tests(CHAPTER, run, slow).detail("test_evicts_too_much")
     assert blamed == f"E   {too_slow_a_call(CHAPTER.call_limit)}"
+
+
+def test_a_module_whose_import_never_ends_is_located(pool: WorkerPool) -> None:
+    """A loop at the module's top level hangs the import: the run's collection fails with the
+    line it was in, not at the run's time limit."""
+    source = REFERENCE + "\n\nwhile True:\n    pass\n"
+    line = source.splitlines().index("while True:") + 1
+    result = on_own_tree(pool, source)
+    assert result.status == "collection_error"
+    assert f"your radix.py did not finish importing (line {line})" in result.message

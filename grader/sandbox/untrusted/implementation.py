@@ -624,6 +624,18 @@ def _read(obj: Any, name: str) -> Any:
     return value() if callable(value) else value
 
 
+def _import_hung(module: str, hung: Hung, bound: CallBound | None) -> list[Any]:
+    """The error record of an import that passed the call bound: a ``RuntimeError`` saying
+    where the module's own code was, with its frames."""
+    where = f" (line {hung.frames[-1][0]})" if hung.frames else ""
+    seconds = WAITING_SECONDS if hung.waiting else bound.seconds if bound else 0.0
+    text = (
+        f"your {module}.py did not finish importing{where}: stopped after {seconds:g} s "
+        "of its own code running at import; look for a loop that never ends"
+    )
+    return ["RuntimeError", [text], text, "RuntimeError", hung.frames]
+
+
 def run(
     source_fd: int,
     requests: int,
@@ -645,15 +657,23 @@ def run(
         calls.receive()  # nothing of the module runs before the tests are collected
     except protocol.WireError:
         return
+    files = frozenset((compiled.filename, *(each.filename for each in brought.values())))
+    bound = CallBound(call_limit, files, replies) if call_limit > 0 else None
     try:
+        if bound is not None:
+            bound.start("import")  # a module whose own code never ends is a hang too
         module = compiled.load()
         offered = describe(module, names, contract)
+    except Hung as hung:
+        protocol.send(replies, ["import-failed", *_import_hung(contract.module, hung, bound)])
+        return
     except BaseException as error:
         own = f"{contract.module}.py" if contract.frames else None
         protocol.send(replies, ["import-failed", *exception_record(error, own)])
         return
-    files = frozenset((compiled.filename, *(each.filename for each in brought.values())))
+    finally:
+        if bound is not None:
+            bound.stop()
     del compiled
     protocol.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
-    bound = CallBound(call_limit, files, replies) if call_limit > 0 else None
     Server(module, contract, calls, replies, bound).serve()

@@ -421,6 +421,9 @@ class _Finder(importlib.abc.MetaPathFinder):
                 raise ImportError(f"the {self.connection.module} process sent {error}") from None
             if hello[0] == "import-failed":
                 self.failure = hello[1:]
+            elif hello[0] == "hung":  # the module swallowed the first stop of its import
+                line = self.connection._hung(hello).line
+                self.failure = ["RuntimeError", [line], line, "RuntimeError", hello[3]]
             else:
                 self.names = self._build(hello[1])
         if self.failure is not None:
