@@ -69,6 +69,21 @@ class Mutant:
 
 
 @dataclass(frozen=True)
+class HangBound:
+    """When a call of the student's own tree counts as hung (the catalog's ``[hang]``):
+    after ``factor`` times the reference's slowest call in the course tests, and at least
+    ``floor_seconds``, of CPU time."""
+
+    factor: float
+    floor_seconds: float
+    reference_slowest_call_seconds: float
+
+    @property
+    def call_limit(self) -> float:
+        return max(self.floor_seconds, self.factor * self.reference_slowest_call_seconds)
+
+
+@dataclass(frozen=True)
 class Dependency:
     """An earlier chapter the implementation may import (the catalog's ``[[needs]]``).
 
@@ -182,6 +197,14 @@ class Chapter:
     slow_test_seconds: float = float("inf")
     """A student's test slower than this on the reference is named as slow; the catalog sets
     it (``inf``: a catalog without it warns of none)."""
+    hang: HangBound | None = None
+    """The catalog's ``[hang]`` table: how long one call of the student's own tree may take
+    before it counts as hung (``call_limit``); ``None``: calls are not bounded."""
+
+    @property
+    def call_limit(self) -> float:
+        """The CPU seconds one call of the student's own tree may take (0: no bound)."""
+        return self.hang.call_limit if self.hang is not None else 0.0
 
     def mutant(self, mutant_id: str) -> Mutant:
         for mutant in self.mutants:
@@ -268,6 +291,9 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         witnesses=settings_from(data["witnesses"], mutants_dir) if "witnesses" in data else None,
         needs=tuple(_dependency_from(entry, root) for entry in data.get("needs", [])),
         slow_test_seconds=float(head.get("slow_test_seconds", "inf")),
+        hang=HangBound(**{k: float(v) for k, v in data["hang"].items()})
+        if "hang" in data
+        else None,
         workflow=tuple(Step(**entry) for entry in data.get("workflow", [])),
     )
     _check_chapter(chapter)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 EXIT_PASS = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -37,3 +39,17 @@ class GraderStopped(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops the grader the same way: every worker and run killed, every file removed, exit
+128 plus its number (130 for Ctrl-C)."""
+
+
+def stop_line(stopped: KeyboardInterrupt) -> tuple[str, int]:
+    """The one line and the exit code of a command a stop signal ended (Ctrl-C is a plain
+    ``KeyboardInterrupt``, SIGTERM and SIGHUP a ``GraderStopped``)."""
+    if isinstance(stopped, GraderStopped):
+        name = signal.Signals(stopped.signum).name
+        return f"grader: stopped by {name}; no files were left behind", 128 + stopped.signum
+    return "grader: interrupted; no files were left behind", EXIT_INTERRUPTED

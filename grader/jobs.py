@@ -17,6 +17,7 @@ from grader.dependencies import Sources, kit_sources
 from grader.hypothesis_profile import GRADER_SETTINGS
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Interface, Job
+from grader.sandbox.host.result import RunResult
 
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(phase, done, total)`` as a phase starts and runs (``total`` 0: a
@@ -89,9 +90,9 @@ def limits_from_settings(settings: dict[str, object], isolation: IsolationLevel)
 def course_tests_job(
     chapter: Chapter, implementation: str, time_limit: float, dependencies: Sources | None = None
 ) -> Job:
-    """The run of the course tests against ``implementation``, which may import
-    ``dependencies`` (``grader.dependencies.resolve``); ``None``: the kit's, as the reference
-    runs with."""
+    """The run of the course tests against ``implementation`` (the student's own: each call
+    is bounded, ``Chapter.call_limit``), which may import ``dependencies``
+    (``grader.dependencies.resolve``); ``None``: the kit's, as the reference runs with."""
     test_file = chapter.course_test_file
     source = test_file.read_text(encoding="utf-8")
     interface = chapter_interface(chapter, course_tests=True)
@@ -104,6 +105,7 @@ def course_tests_job(
         interface=interface,
         dependencies=kit_sources(chapter) if dependencies is None else dependencies,
         kit_tests=True,
+        call_limit=chapter.call_limit,
     )
 
 
@@ -143,6 +145,7 @@ def student_tests_job(
     dependencies: Sources | None = None,
     ceiling: float | None = None,
     stop_at_failure: bool = False,
+    own_tree: bool = False,
 ) -> Job:
     """The run of the student's test file (its text, ``tests``) against ``implementation``.
 
@@ -153,6 +156,9 @@ def student_tests_job(
     of every earlier chapter's module the chapter needs (``dependencies``
     replaces it for the student's own implementation). ``stop_at_failure`` (the
     mutants' runs, and the reference's among them) is the worker's to apply.
+    ``own_tree``: the implementation is the student's own, whose calls are bounded
+    (``Chapter.call_limit``: a call past it is a located hang); no other run's are, so a
+    timeout that decides a kill or a file's validity is still a confirmed one.
     """
     name = Path(chapter.student_tests).name
     return Job(
@@ -167,6 +173,7 @@ def student_tests_job(
         dependencies=kit_sources(chapter) if dependencies is None else dependencies,
         ceiling=time_limit if ceiling is None else ceiling,
         stop_at_failure=stop_at_failure,
+        call_limit=chapter.call_limit if own_tree else 0.0,
     )
 
 
@@ -175,3 +182,32 @@ def mutant_limit(limits: Limits, reference_cpu_seconds: float) -> float:
     floor, at most what the reference run itself was given."""
     wanted = max(limits.mutant_floor, limits.mutant_factor * reference_cpu_seconds)
     return min(limits.student_tests, wanted)
+
+
+def too_slow_a_call(limit: float) -> str:
+    """Why a test one of whose calls passed the bound (``Chapter.call_limit``) on the
+    student's tree is the test's fault: that call passes it on the reference too."""
+    return (
+        f"too slow: one of its calls ran {limit:g} s of CPU time without returning, on the "
+        "reference too (a correct tree), so it is the test that asks too much: make it do less"
+    )
+
+
+def blame_slow_tests(chapter: Chapter, run: RunResult, reference: dict[str, float]) -> RunResult:
+    """``run`` of the student's tests on their own tree, each test that hung there (``RunResult.
+    hung``) but took as long as the call bound on the reference (its ``reference`` seconds)
+    said to be too slow: the tree is blamed for a hang only where the test is quick on a
+    correct one."""
+    slow = {
+        name
+        for name in run.test_names()
+        if run.hung(name) and reference.get(name, 0.0) >= chapter.call_limit
+    }
+    if not slow:
+        return run
+    said = f"E   {too_slow_a_call(chapter.call_limit)}"
+    outcomes = tuple(
+        replace(outcome, detail=said) if outcome.name.split("[", 1)[0] in slow else outcome
+        for outcome in run.outcomes
+    )
+    return replace(run, outcomes=outcomes)

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from grader.catalog import DEFAULT_CHAPTER, load_chapter
 from grader.cli.parser import build_parser, stage_first
-from grader.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, GraderError, GraderStopped
+from grader.errors import EXIT_INTERNAL, GraderError, GraderStopped, stop_line
 
 __all__ = ["build_parser", "main", "stop_on_signals"]
 
@@ -65,13 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"grader: {error.message}", file=sys.stderr)
         return error.exit_code
-    except GraderStopped as stopped:
-        name = signal.Signals(stopped.signum).name
-        print(f"grader: stopped by {name}; no files were left behind", file=sys.stderr)
-        return 128 + stopped.signum
-    except KeyboardInterrupt:
-        print("grader: interrupted; no files were left behind", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as stopped:  # GraderStopped too
+        line, exit_code = stop_line(stopped)
+        print(line, file=sys.stderr)
+        return exit_code
     except Exception:
         if args.debug:
             raise

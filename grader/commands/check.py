@@ -32,6 +32,7 @@ from grader.jobs import (
     PHASES,
     Limits,
     Progress,
+    blame_slow_tests,
     course_test_jobs,
     mutant_limit,
     student_tests_job,
@@ -293,6 +294,7 @@ def _run_phases(
                 submission.implementation,
                 limits.student_tests,
                 dependencies=resolved.sources,
+                own_tree=True,
             )
             yours_run = threads.submit(pool.run, job)
         if course_phase is None:
@@ -302,6 +304,10 @@ def _run_phases(
         on_yours = yours_run.result() if yours_run is not None else None
         if tests_phase is None:
             tests_phase = _grade_tests(chapter, submission, limits, pool, mutants, threads, say)
+    if on_yours is not None:
+        on_yours = blame_slow_tests(
+            chapter, on_yours, tests_phase.student.durations.get("reference", {})
+        )
     yours = YoursPhase(
         disagreements(chapter, tests_phase.student, on_yours, limits.student_tests),
         on_yours.durations() if on_yours is not None else {},

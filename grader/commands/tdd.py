@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from grader.catalog import Chapter
-from grader.dependencies import resolve
+from grader.dependencies import kit_sources, resolve
 from grader.explain import failure_reason, missing_reason, swallowing_handler
-from grader.jobs import student_tests_job
+from grader.jobs import student_tests_job, too_slow_a_call
 from grader.results.kit import Stage, TddResult
+from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, status_phrase
 from grader.static_check import check_test_source, function_name
@@ -47,20 +49,46 @@ def run_tdd(
         return TddResult(stage, {}, (submission.implementation_problem or "no implementation",))
     dependencies = resolve(chapter, folder, implementation, ref_deps).sources
     job = student_tests_job(
-        chapter, submission.tests, implementation, time_limit, dependencies=dependencies
+        chapter,
+        submission.tests,
+        implementation,
+        time_limit,
+        dependencies=dependencies,
+        own_tree=True,
     )
     with WorkerPool(workers=1) as pool:
         run = pool.run(job)
+        slow = _slow_on_the_reference(chapter, job, run, pool)
     outcomes = {name: run.outcome(name) for name in run.test_names()}
     problems = _run_problems(chapter, run, time_limit)
     problems += _missing(chapter, submission.tests, names)
     problems += [
         f"{name} {status_phrase(status)} on your {chapter.implementation}: "
-        + failure_reason(run.detail(name), chapter.student_tests)
+        + (
+            too_slow_a_call(chapter.call_limit)
+            if name in slow
+            else failure_reason(run.detail(name), chapter.student_tests)
+        )
         for name, status in outcomes.items()
         if status not in ("passed", "timeout", "not run")
     ]
     return TddResult(stage, outcomes, tuple(problems), run.durations(), time_limit)
+
+
+def _slow_on_the_reference(
+    chapter: Chapter, job: Job, run: RunResult, pool: WorkerPool
+) -> set[str]:
+    """The tests whose call of the student's tree passed its bound and whose call of the
+    reference does too: the test asks too much, not the tree hung. Only those tests run
+    again, on the reference, under the same bound: a hang costs a second, not a rerun of all."""
+    hung = [name for name in run.test_names() if run.hung(name)]
+    if not hung:
+        return set()
+    reference = chapter.reference.read_text(encoding="utf-8")
+    again = pool.run(
+        replace(job, implementation=reference, dependencies=kit_sources(chapter), only=(*hung,))
+    )
+    return {name for name in hung if again.hung(name) or again.outcome(name) == "timeout"}
 
 
 def _red(chapter: Chapter, tests: str, names: Sequence[str], time_limit: float) -> TddResult:

@@ -249,6 +249,10 @@ class JobMessage(TypedDict):
     """End the run as soon as a test fails (``EventStream.failed``): the worker's rule, which
     nothing inside the run can see."""
     wall: float
+    call_limit: NotRequired[float]
+    """The CPU seconds one call of the implementation may take before it counts as hung (the
+    student's own tree only: ``untrusted.implementation.CallBound``); absent or 0: no bound.
+    The worker drops it from the test process's copy of the job."""
 
 
 class RunJob(JobMessage):
@@ -298,6 +302,11 @@ class RunRecord(TypedDict):
 TestStatus = Literal["passed", "failed", "error", "skipped", "timeout", "not run"]
 """A test's outcome in one run."""
 STATUSES = frozenset(get_args(TestStatus))
+
+HUNG = "did not return from `"
+"""What the stand-in's one line says of a call of the student's own tree that passed its
+bound (``untrusted.proxy.ImplementationHung``), and the grader looks for in a test's report
+(``RunResult.hung``) to tell a hung tree from a slow test."""
 
 
 class CollectedEvent(TypedDict):

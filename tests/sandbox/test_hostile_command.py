@@ -296,12 +296,58 @@ STOPS = [
 ]
 
 
-@pytest.mark.parametrize(("signum", "code", "line"), STOPS, ids=lambda value: str(value)[:7])
+def _catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler of its own for ``signum`` (``SigCgt``)."""
+    status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(mask, 16) >> (signum - 1) & 1)
+
+
+def _frozen(pid: int) -> bool:
+    return (
+        Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0] in "tT"
+    )
+
+
+MOMENTS: dict[str, Any] = {
+    # the command's first line has run: its handlers are in place, nothing else is
+    "start-up": lambda pid, scratch, runs: _catches(pid, signal.SIGHUP),
+    # the pool's scratch folder exists: its workers are starting, under deferred signals
+    "workers starting": lambda pid, scratch, runs: any(scratch.glob("grader-*")),
+    # the first run (a course test shard) is in flight
+    "first run": lambda pid, scratch, runs: len(runs) >= 1,
+    # the course tests and the student's tests on their own code have started, and the
+    # validation's runs with them
+    "sixth run": lambda pid, scratch, runs: len(runs) >= 6,
+}
+"""Moments of a check at which a stop signal is sent, each found from outside the command
+(its handlers, its scratch folder, the run folders seen), then held still: the grader is
+frozen (SIGSTOP) while the moment is checked and the signal sent, and goes on (SIGCONT) with
+the signal pending at that very point."""
+
+AT_EACH_MOMENT = [
+    (moment, stop)
+    for moment in MOMENTS
+    for stop in (STOPS if moment in ("start-up", "workers starting") else STOPS[1:2])
+] + [("first run", STOPS[0]), ("sixth run", STOPS[2])]
+
+
+@pytest.mark.parametrize(
+    ("moment", "stop"),
+    AT_EACH_MOMENT,
+    ids=[f"{moment}-{signal.Signals(stop[0]).name}" for moment, stop in AT_EACH_MOMENT],
+)
 def test_a_stop_signal_leaves_no_file_no_process_and_an_unchanged_submission(
-    reachable_tmp_path: Path, signum: int, code: int, line: str
+    reachable_tmp_path: Path, moment: str, stop: tuple[int, int, str]
 ) -> None:
-    """SIGINT, SIGTERM or SIGHUP while runs are in flight: one line, exit 128 + the signal
-    (130 for Ctrl-C), no scratch file, no process, the submission unchanged."""
+    """SIGINT, SIGTERM or SIGHUP at a moment of the check: one line, exit 128 + the signal
+    (130 for Ctrl-C), no scratch file, no process, no report, the submission unchanged.
+
+    The grader runs with every stop signal at its default, as a terminal gives it: a check
+    started by a test under ``nohup`` inherited SIGHUP ignored, which the grader rightly
+    keeps, ran to its end and exited 0 (issue 35, item 11). Each moment is pinned down with
+    the grader frozen, so the signal arrives exactly there, not a little later."""
+    signum, code, line = stop
     folder = six_required_tests(reachable_tmp_path / "submission")
     before = snapshot(folder)
     scratch = reachable_tmp_path / "tmp"
@@ -310,30 +356,113 @@ def test_a_stop_signal_leaves_no_file_no_process_and_an_unchanged_submission(
     # --no-cache: the same submission graded by an earlier parameter would be reused whole,
     # and the signal would find no run in flight
     command = ["check", "--submission", str(folder), "--json", str(report), "--no-cache"]
+
+    def default_stops() -> None:
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_DFL)
+
     process = subprocess.Popen(
         [sys.executable, "-m", "grader", *command],
         env={**os.environ, "TMPDIR": str(scratch)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_stops,
     )
+    reached = MOMENTS[moment]
+    runs: set[Path] = set()
     try:
-        deadline = time.monotonic() + 30
-        while not list(scratch.glob("grader-*/run-*")):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
-        time.sleep(0.3)
-        process.send_signal(signum)
-        _, stderr = process.communicate(timeout=15)
+        while True:
+            assert process.poll() is None, f"the check ended before the moment {moment!r}"
+            runs.update(scratch.glob("grader-*/run-*"))
+            if reached(process.pid, scratch, runs):
+                os.kill(process.pid, signal.SIGSTOP)
+                while not _frozen(process.pid):
+                    time.sleep(0.001)
+                runs.update(scratch.glob("grader-*/run-*"))
+                if reached(process.pid, scratch, runs):
+                    break
+                os.kill(process.pid, signal.SIGCONT)
+            time.sleep(0.005)
+        os.kill(process.pid, signum)
+        os.kill(process.pid, signal.SIGCONT)
+        _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == code
-    assert stderr.strip().splitlines() == [line]
+            process.wait()
+    assert (process.returncode, stderr.strip().splitlines()) == (code, [line])
     assert list(scratch.iterdir()) == []
     assert wait_until_gone(str(scratch)) == []
     assert not report.exists() and list(reachable_tmp_path.glob("*.partial")) == []
     assert snapshot(folder) == before
+
+
+def test_a_stop_signal_held_off_is_delivered_to_the_handler_that_would_have_had_it() -> None:
+    """A signal that arrives while stop signals are deferred (a pool's scratch folder and
+    workers being made or closed) reaches the handler in place afterwards once the block ends,
+    also when the block raised and when the block is nested in another deferral; and one
+    that arrives after the command's own handling, as it returns, still gives its exit code."""
+    script = textwrap.dedent(
+        """
+        import signal, sys
+        from grader.sandbox.host.pool import _stop_deferred
+
+        def handler(signum, frame):
+            print("handled", signum, flush=True)
+            raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGHUP, handler)
+        case = sys.argv[1]
+        if case == "plain":
+            with _stop_deferred():
+                signal.raise_signal(signal.SIGHUP)
+                print("block ends", flush=True)
+        elif case == "raised":
+            try:
+                with _stop_deferred():
+                    signal.raise_signal(signal.SIGHUP)
+                    raise ValueError("the block failed")
+            except ValueError:
+                print("lost", flush=True)
+        elif case == "nested":
+            with _stop_deferred():
+                with _stop_deferred():
+                    signal.raise_signal(signal.SIGHUP)
+                print("outer block ends", flush=True)
+        print("not stopped", flush=True)
+        """
+    )
+    expected = {
+        "plain": (129, ["block ends", "handled 1"]),
+        "raised": (129, ["handled 1"]),
+        "nested": (129, ["outer block ends", "handled 1"]),
+    }
+    for case, (code, lines) in expected.items():
+        done = subprocess.run(
+            [sys.executable, "-c", script, case], capture_output=True, text=True, timeout=60
+        )
+        assert (case, done.returncode, done.stdout.splitlines()) == (case, code, lines)
+    at_the_end = textwrap.dedent(
+        """
+        import signal, sys
+        import grader.__main__, grader.cli
+
+        def main():
+            signal.raise_signal(signal.SIGTERM)  # as main returns, its handlers given back
+            return 0
+
+        grader.cli.main = main
+        sys.exit(grader.__main__.run())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", at_the_end], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr.splitlines()) == (
+        128 + signal.SIGTERM,
+        ["grader: stopped by SIGTERM; no files were left behind"],
+    )
 
 
 def test_no_route_reaches_the_implementations_source(pool: WorkerPool) -> None:

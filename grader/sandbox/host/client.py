@@ -137,6 +137,8 @@ class Worker:
             "stop_at_failure": job.stop_at_failure,
             "wall": wall_backstop(job.time_limit, confirming),
         }
+        if job.call_limit:
+            message["call_limit"] = job.call_limit
         started = time.monotonic()
         try:
             implementation, tests, *dependencies = (

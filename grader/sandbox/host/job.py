@@ -64,6 +64,10 @@ class Job:
     stop_at_failure: bool = False
     """End the run at its first failing test (a mutant's run: one failure is a kill). The
     worker ends it; nothing inside the run can tell."""
+    call_limit: float = 0.0
+    """The CPU seconds one call of the implementation may take: past it the call counts as
+    hung, is stopped and its stack reported, and the run goes on (the student's own tree only:
+    a located hang is deterministic, so it needs no confirming); 0: no bound."""
 
 
 @dataclass(frozen=True)

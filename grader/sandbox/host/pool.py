@@ -23,15 +23,12 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from grader.errors import GraderError, GraderStopped
+from grader.errors import STOP_SIGNALS, GraderError, GraderStopped
 from grader.sandbox import confine, libc
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.client import Worker, kill_strays, sweep_strays
 from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Job
 from grader.sandbox.host.result import RunResult
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-"""Each stops the grader the same way: every worker and run killed, every file removed."""
 
 WORKERS = 2
 """Warm workers a pool starts unless told otherwise: two keep both cores of the machine busy."""
@@ -67,7 +64,8 @@ class WorkerPool:
         self._lock = threading.RLock()
         self._closed = threading.Event()
         self._gate = _Gate()
-        self.isolation: IsolationLevel = require_isolation(minimum, at_most)
+        with _held_by_the_kernel():  # the probe forks: see _held_by_the_kernel
+            self.isolation: IsolationLevel = require_isolation(minimum, at_most)
         """The isolation level every run of this pool gets (``grader.sandbox.confine``)."""
         self._one_at_a_time = threading.Lock() if self.isolation == "uid" else None
         """At the ``uid`` level every run has the same user and no PID namespace, so one run
@@ -287,16 +285,33 @@ def _why_not(minimum: IsolationLevel, level: IsolationLevel) -> str:
 
 
 @contextlib.contextmanager
+def _held_by_the_kernel() -> Iterator[None]:
+    """Block the stop signals in this thread while the block runs; one that came is delivered
+    as it ends. For a block that forks in the main thread: a signal whose handler raises
+    while the fork's callbacks run (``logging``'s) would raise there, where Python reports
+    the error as unraisable and drops it, and the command would go on as if never stopped."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+@contextlib.contextmanager
 def _stop_deferred(then: Any = None) -> Iterator[None]:
     """Hold the stop signals off while the block runs (main thread only), then deliver one.
 
     Afterwards the handlers are ``then``'s (one handler for all, or a dict by signal), or
-    those in place before. A signal ignored before stays ignored.
+    those in place before. A signal ignored before stays ignored. A signal held off is sent
+    again once they are in place, so the handler that would have had it has it (a pool's
+    closes the pool first), whether or not the block raised: none is ever dropped; where the
+    handler is the default one, it is raised as ``KeyboardInterrupt`` or ``GraderStopped``.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
+    delivered = False
     before = {number: signal.getsignal(number) for number in STOP_SIGNALS}
     for number in STOP_SIGNALS:
         if before[number] != signal.SIG_IGN:
@@ -310,5 +325,8 @@ def _stop_deferred(then: Any = None) -> Iterator[None]:
             if before[number] == signal.SIG_IGN:
                 continue
             signal.signal(number, _default_handler(number) if after is None else after)
-    if caught:
+        if caught and callable(signal.getsignal(caught[0])):
+            delivered = True
+            signal.raise_signal(caught[0])
+    if caught and not delivered:  # the default handler's: unwind as Ctrl-C does
         raise KeyboardInterrupt if caught[0] == signal.SIGINT else GraderStopped(caught[0])

@@ -72,6 +72,14 @@ class RunResult:
     def detail(self, name: str) -> str:
         return "\n".join(o.detail for o in self.outcomes if _base_name(o.name) == name and o.detail)
 
+    def hung(self, name: str) -> bool:
+        """Whether test ``name`` ended on a call of the student's own tree that passed its
+        bound (``Job.call_limit``): the tree hung there, or the test asks too much of it."""
+        return any(
+            line.startswith("E   your ") and protocol.HUNG in line
+            for line in self.detail(name).splitlines()
+        )
+
     def test_names(self) -> list[str]:
         return list(dict.fromkeys(_base_name(o.name) for o in self.outcomes))
 

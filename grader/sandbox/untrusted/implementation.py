@@ -20,6 +20,14 @@ here; the test process names them by handles. An exception the
 implementation raises goes back as its nearest built-in type and message;
 the stand-in decides which types the tests see as themselves.
 
+Where the job bounds each call (``call_limit``: the student's own tree, never a
+mutant or the reference), a call that has used that much CPU time without
+returning is a hang: a timer on this process's CPU time (``CallBound``) stops
+the implementation's code where it is and sends its stack back, the frames
+of its own files, as ``faulthandler`` would print them; the run goes on with
+the next call. CPU time, not the wall clock, so a busy machine never makes a
+call look hung.
+
 ``walk`` reads a whole object graph in one request (the course tests read
 the whole tree after every step of their model-based test): it calls only
 public members, plus the private ones the job allows (the course tests'
@@ -29,13 +37,17 @@ own invariant check), exactly as the test would one call at a time.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
+import dis
 import importlib.abc
 import importlib.machinery
 import inspect
 import linecache
 import os
+import signal
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable
@@ -52,6 +64,173 @@ ANY_SPECIAL = ("__len__",)
 
 class CallbackFailed(Exception):
     """A callback the test passed (``on_evict``) raised in the test process."""
+
+
+class Hung(BaseException):
+    """Raised into the implementation's code where a call passed its bound (``CallBound``):
+    not an ``Exception``, so an ``except Exception`` of the student's does not catch it."""
+
+    def __init__(self, frames: list[list[Any]], waiting: bool) -> None:
+        super().__init__("the call did not return within its bound")
+        self.frames = frames
+        self.waiting = waiting
+
+
+TICK_SECONDS = 0.05
+"""How often the call bound looks at the call in progress (``CallBound``)."""
+
+WAITING_SECONDS = 5.0
+WAITING_SHARE = 0.01
+"""A call that has waited this long by the wall clock, using less than this share of it in
+CPU time, waits for what never comes (a sleep, a lock, a read): a hang too. A call that
+computes is never starved that far, however busy the machine."""
+
+
+class CallBound:
+    """A bound on the CPU time one call may use, and on how long it may wait doing nothing.
+
+    A timer ticks every ``TICK_SECONDS`` of wall time; a tick that finds the
+    same outermost call running as the tick before measures the CPU time this
+    process has used since that first look (a callback's wait for the test
+    process uses none). Past ``seconds`` of it, or waiting without computing
+    (``WAITING_SECONDS``), the tick raises ``Hung`` where the code is; if the
+    code swallows that and goes on, the next one sends the reply itself and
+    ends the process. Nothing is done per call but counting it, so the bound
+    costs a call nothing.
+
+    Where the code is must be the same every run, for the same tree: from
+    half the bound on, each tick takes the stack (``own_frames``: each frame
+    at the loop it is in) and keeps what every look found alike, outermost
+    first; that is what the reply names.
+    """
+
+    def __init__(self, seconds: float, files: frozenset[str], replies: int) -> None:
+        self.seconds = seconds
+        self.files = files
+        self.replies = replies
+        self.member = ""
+        self.calls = 0
+        self.running = False
+        self.held = False
+        """A callback's message is in transit, or the test process is running it: firing now
+        would tear a message, and the wait is the test's, not the implementation's."""
+        self.watched = -1
+        self.fired = 0
+        self.cpu_from = 0.0
+        self.waiting_from: tuple[float, float] | None = None
+        self.alike: list[list[Any]] | None = None
+        signal.signal(signal.SIGALRM, self._tick)
+        signal.setitimer(signal.ITIMER_REAL, TICK_SECONDS, TICK_SECONDS)
+
+    def start(self, member: str) -> None:
+        self.member = member
+        self.calls += 1
+        self.running = True
+
+    def stop(self) -> None:
+        self.running = False
+
+    def reply(self, frames: list[list[Any]], waiting: bool) -> list[Any]:
+        """The ``hung`` reply: the member called (the outermost frame of the module's, where
+        there is one), the bound, the frames, outermost first, and whether it waited."""
+        member = str(frames[0][1]) if frames else self.member
+        seconds = WAITING_SECONDS if waiting else self.seconds
+        return ["hung", member, seconds, frames, waiting]
+
+    def _tick(self, signum: int, frame: types.FrameType | None) -> None:
+        if not self.running:
+            return
+        cpu, now = time.process_time(), time.monotonic()
+        if self.watched != self.calls:  # the first look at this call
+            self.watched, self.fired, self.cpu_from = self.calls, 0, cpu
+            self.waiting_from, self.alike = None, None
+        if self.held:
+            self.waiting_from = None
+            return
+        if self.waiting_from is None:
+            self.waiting_from = (now, cpu)
+        waited, used = now - self.waiting_from[0], cpu - self.waiting_from[1]
+        idle = used < WAITING_SHARE * waited
+        busy = cpu - self.cpu_from
+        if busy >= self.seconds / 2 or (idle and waited >= WAITING_SECONDS / 2):
+            self._look(frame)
+        waiting = idle and waited >= WAITING_SECONDS
+        if busy < self.seconds and not waiting:
+            return
+        frames = self.alike or own_frames(frame, self.files)
+        self.fired += 1
+        self.cpu_from, self.waiting_from, self.alike = cpu, None, None
+        if self.fired == 1:
+            raise Hung(frames, waiting)
+        with contextlib.suppress(BaseException):  # it swallowed the first and went on
+            protocol.write_all(self.replies, protocol.encode(self.reply(frames, waiting)))
+        os._exit(0)
+
+    def _look(self, frame: types.FrameType | None) -> None:
+        """Keep what this look at the stack shares with every look before it."""
+        frames = own_frames(frame, self.files)
+        if self.alike is None:
+            self.alike = frames
+            return
+        same = 0
+        for kept, seen in zip(self.alike, frames, strict=False):
+            if kept != seen:
+                break
+            same += 1
+        self.alike = self.alike[:same]
+
+
+FRAMES_KEPT = 50
+"""The most frames a hang's stack brings back: the outermost one, and the innermost."""
+
+_LOOPS: dict[types.CodeType, list[tuple[int, int, int]]] = {}
+
+
+def loops(code: types.CodeType) -> list[tuple[int, int, int]]:
+    """Each loop of ``code`` as the offsets it spans and the line of its ``while`` or ``for``,
+    outermost first. A loop is a backward jump; its line is the lower of the jump's and its
+    target's (a ``while`` line carries the jump, a ``for`` line the target)."""
+    if code not in _LOOPS:
+        lines = {i.offset: i.positions.lineno for i in dis.get_instructions(code) if i.positions}
+        found = []
+        for instruction in dis.get_instructions(code):
+            target = instruction.argval
+            if instruction.opcode not in dis.hasjrel or not isinstance(target, int):
+                continue
+            ends = [lines.get(target), lines.get(instruction.offset)]
+            known = [line for line in ends if line is not None]
+            if target <= instruction.offset and known:
+                found.append((target, instruction.offset, min(known)))
+        _LOOPS[code] = sorted(found, key=lambda loop: loop[0] - loop[1])
+    return _LOOPS[code]
+
+
+def where(frame: types.FrameType) -> int:
+    """The line ``frame`` is at, said as the outermost loop it is in (a busy loop is at any of
+    its lines, and in any loop within it, from one moment to the next, but always in that
+    loop), else its own line."""
+    at = frame.f_lasti
+    for start, end, line in loops(frame.f_code):
+        if start <= at <= end:
+            return line
+    return frame.f_lineno
+
+
+def own_frames(frame: types.FrameType | None, files: frozenset[str]) -> list[list[Any]]:
+    """The frames of ``files`` on the stack from ``frame`` out (line, function, the line's
+    text), outermost first: where the module's code was when it was stopped."""
+    frames = []
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename in files:
+            number = where(frame)
+            line = linecache.getline(filename, number).rstrip()
+            frames.append([number, frame.f_code.co_name, line])
+        frame = frame.f_back
+    frames.reverse()
+    if len(frames) > FRAMES_KEPT:
+        frames = frames[:1] + frames[1 - FRAMES_KEPT :]
+    return frames
 
 
 class Contract:
@@ -221,11 +400,15 @@ class Server:
         contract: Contract,
         requests: protocol.Calls,
         replies: int,
+        bound: CallBound | None = None,
     ) -> None:
         self.module = module
         self.contract = contract
         self.requests = requests
         self.replies = replies
+        self.bound = bound
+        self.depth = 0
+        """How many requests are being answered: more than one while a callback calls back."""
         self.objects: dict[int, Any] = {}
         self.classes: dict[int, str] = {}
         self.next_handle = 1
@@ -256,7 +439,11 @@ class Server:
                     self.classes.pop(handle, None)
                 return
             appended: list[list[Any]] = []
-            frame = protocol.encode(["ok", self.carry_out(kind, message, appended)])
+            frame = protocol.encode(["ok", self.bounded(kind, message, appended)])
+        except Hung as hung:
+            if self.depth or self.bound is None:  # a call the callback made: the outer one hung
+                raise
+            frame = protocol.encode(self.bound.reply(hung.frames, hung.waiting))
         except CallbackFailed as failed:
             frame = protocol.encode(["callback-failed", failed.args[0]])
         except protocol.NotPlainData as error:
@@ -267,6 +454,24 @@ class Server:
         if appended:  # made in the test process before the reply is read, as if made in turn
             frame = b"".join(protocol.encode(["appended", *call]) for call in appended) + frame
         protocol.write_all(self.replies, frame)
+
+    def bounded(self, kind: str, message: list[Any], appended: list[list[Any]]) -> Any:
+        """``carry_out`` under the call bound, if the job sets one: the outermost request
+        arms it, and it is off again before the reply goes."""
+        bound = self.bound
+        if bound is None or self.depth:
+            self.depth += 1
+            try:
+                return self.carry_out(kind, message, appended)
+            finally:
+                self.depth -= 1
+        self.depth += 1
+        bound.start(str(message[2]) if kind in ("call", "get") else kind)
+        try:
+            return self.carry_out(kind, message, appended)
+        finally:
+            bound.stop()
+            self.depth -= 1
 
     def carry_out(self, kind: str, message: list[Any], appended: list[list[Any]]) -> Any:
         """One request's result; the ``append`` calls it collected go into ``appended``."""
@@ -358,14 +563,25 @@ class Server:
         """A function that calls the test's own callback in the test process and waits."""
 
         def call_back(*args: Any) -> Any:
-            protocol.send(self.replies, ["callback", place, list(args)])
-            while True:
-                message = self.requests.receive()
-                if message[0] == "returned":
-                    return message[1]
-                if message[0] == "raised":
-                    raise CallbackFailed(message[1])
-                self.answer(message)  # the callback called back into the tree
+            bound = self.bound
+            if bound is not None:
+                bound.held = True
+            try:
+                protocol.send(self.replies, ["callback", place, list(args)])
+                while True:
+                    message = self.requests.receive()
+                    if message[0] == "returned":
+                        return message[1]
+                    if message[0] == "raised":
+                        raise CallbackFailed(message[1])
+                    if bound is not None:
+                        bound.held = False
+                    self.answer(message)  # the callback called back into the tree
+                    if bound is not None:
+                        bound.held = True
+            finally:
+                if bound is not None:
+                    bound.held = False
 
         return call_back
 
@@ -408,6 +624,18 @@ def _read(obj: Any, name: str) -> Any:
     return value() if callable(value) else value
 
 
+def _import_hung(module: str, hung: Hung, bound: CallBound | None) -> list[Any]:
+    """The error record of an import that passed the call bound: a ``RuntimeError`` saying
+    where the module's own code was, with its frames."""
+    where = f" (line {hung.frames[-1][0]})" if hung.frames else ""
+    seconds = WAITING_SECONDS if hung.waiting else bound.seconds if bound else 0.0
+    text = (
+        f"your {module}.py did not finish importing{where}: stopped after {seconds:g} s "
+        "of its own code running at import; look for a loop that never ends"
+    )
+    return ["RuntimeError", [text], text, "RuntimeError", hung.frames]
+
+
 def run(
     source_fd: int,
     requests: int,
@@ -415,11 +643,12 @@ def run(
     contract: Contract,
     names: list[str] | None,
     dependencies: dict[str, int] | None = None,
+    call_limit: float = 0.0,
 ) -> None:
     """The implementation process's whole life: load the module, say what it offers, serve.
 
     ``dependencies`` maps each module the implementation may import to the descriptor of
-    its source."""
+    its source; ``call_limit``, if not 0, the CPU seconds a call may take (``CallBound``)."""
     compiled = Compiled(contract.module, read_source(source_fd))
     brought = {name: Compiled(name, read_source(fd)) for name, fd in (dependencies or {}).items()}
     sys.meta_path.insert(0, Dependencies(brought))
@@ -428,13 +657,23 @@ def run(
         calls.receive()  # nothing of the module runs before the tests are collected
     except protocol.WireError:
         return
+    files = frozenset((compiled.filename, *(each.filename for each in brought.values())))
+    bound = CallBound(call_limit, files, replies) if call_limit > 0 else None
     try:
+        if bound is not None:
+            bound.start("import")  # a module whose own code never ends is a hang too
         module = compiled.load()
         offered = describe(module, names, contract)
+    except Hung as hung:
+        protocol.send(replies, ["import-failed", *_import_hung(contract.module, hung, bound)])
+        return
     except BaseException as error:
         own = f"{contract.module}.py" if contract.frames else None
         protocol.send(replies, ["import-failed", *exception_record(error, own)])
         return
+    finally:
+        if bound is not None:
+            bound.stop()
     del compiled
     protocol.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
-    Server(module, contract, calls, replies).serve()
+    Server(module, contract, calls, replies, bound).serve()

@@ -55,6 +55,31 @@ class ImplementationError(Exception):
     """The implementation raised an error outside its contract, or returned what cannot cross."""
 
 
+class ImplementationStopped(BaseException):
+    """The implementation's process hung in a call or is gone: the test cannot go on.
+
+    Not an ``Exception``, so hypothesis does not shrink or replay an example
+    (which would only meet it again, or a process that no longer answers, and
+    end in its own errors about flaky data): the test ends here, and the
+    recorder reports it as ``line`` with ``frames``, the implementation's stack
+    (``report``). ``ImplementationError``, its text, is what a test that catches
+    errors sees of it no more than of any other."""
+
+    def __init__(self, line: str, module: str, frames: Sequence[Sequence[Any]] = ()) -> None:
+        super().__init__(line)
+        self.line = line
+        self.module = f"{module}.py"
+        self.frames = [(int(n), str(f), str(text)[:LINE_LIMIT]) for n, f, text in frames]
+
+
+class ImplementationHung(ImplementationStopped):
+    """A call of the implementation used its whole bound of CPU time without returning."""
+
+
+class ImplementationGone(ImplementationStopped):
+    """The implementation's process ended, or sent what is not a reply."""
+
+
 class _Connection:
     """The test process's end of the channels to the implementation process."""
 
@@ -71,7 +96,7 @@ class _Connection:
     def request(self, message: list[Any], callbacks: dict[int | str, Callable[..., Any]]) -> Any:
         """Send ``message``, answer callbacks while waiting, and return the result or raise."""
         if self.gone is not None:
-            raise ImplementationError(self.gone)
+            raise ImplementationGone(self.gone, self.module)
         try:
             if self.dropped:
                 dropped, self.dropped = self.dropped, []
@@ -88,14 +113,22 @@ class _Connection:
                 if kind == "appended":
                     _append(callbacks, reply[1], reply[2])
                     continue
+                if kind == "hung":
+                    raise self._hung(reply)
                 frames = reply[5] if kind == "raise" else []
                 raise_through(frames, self._error(reply), self.module)
         except protocol.WireError as error:
-            self.gone = f"the {self.module} process stopped answering: it sent {error}"
-            raise ImplementationError(self.gone) from None
+            self.gone = (
+                f"your {self.module}.py's process ended during the call and answers no more "
+                f"(it sent {error}): look for what ends it (os._exit, a crash, memory)"
+            )
+            raise ImplementationGone(self.gone, self.module) from None
         except OSError as error:
-            self.gone = f"the {self.module} process cannot be reached ({error.strerror})"
-            raise ImplementationError(self.gone) from None
+            self.gone = (
+                f"your {self.module}.py's process ended before the call and answers no more "
+                f"({error.strerror}): look for what ends it (os._exit, a crash, memory)"
+            )
+            raise ImplementationGone(self.gone, self.module) from None
 
     def _call_back(
         self, callbacks: dict[int | str, Callable[..., Any]], place: Any, args: list[Any]
@@ -113,6 +146,25 @@ class _Connection:
             protocol.send(self.requests, ["raised", key])
             return
         protocol.send(self.requests, ["returned", result])
+
+    def _hung(self, reply: list[Any]) -> ImplementationHung:
+        """A call that did not return within its bound, said where it was."""
+        _, member, seconds, frames, waiting = reply
+        frames = [frame for frame in frames[:FRAME_LIMIT] if 0 < int(frame[0]) <= LINE_NUMBER_LIMIT]
+        where = f"line {frames[-1][0]}" if frames else ""
+        if frames and frames[-1][1] != member:
+            where += f", in `{frames[-1][1]}`"
+        why = (
+            f"it waited {float(seconds):g} s without computing; look for a wait that never ends"
+            if waiting
+            else f"stopped after {float(seconds):g} s of CPU time in that one call, many times "
+            "the reference's slowest call; look for a loop that never ends"
+        )
+        line = (
+            f"your {self.module}.py {protocol.HUNG}{str(member)[:LINE_LIMIT]}`"
+            f"{f' ({where})' if where else ''}: {why}"
+        )
+        return ImplementationHung(line, self.module, frames)
 
     def _error(self, reply: list[Any]) -> BaseException:
         kind = reply[0]
@@ -369,6 +421,9 @@ class _Finder(importlib.abc.MetaPathFinder):
                 raise ImportError(f"the {self.connection.module} process sent {error}") from None
             if hello[0] == "import-failed":
                 self.failure = hello[1:]
+            elif hello[0] == "hung":  # the module swallowed the first stop of its import
+                line = self.connection._hung(hello).line
+                self.failure = ["RuntimeError", [line], line, "RuntimeError", hello[3]]
             else:
                 self.names = self._build(hello[1])
         if self.failure is not None:

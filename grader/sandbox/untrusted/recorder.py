@@ -15,8 +15,11 @@ kill a mutant nor spare one.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 
@@ -36,9 +39,18 @@ _clock = time.monotonic
 class OutcomeRecorder:
     """Reports collection and per-test outcomes to the file descriptor ``events_fd``."""
 
-    def __init__(self, events_fd: int, reverse: bool = False) -> None:
+    def __init__(
+        self,
+        events_fd: int,
+        reverse: bool = False,
+        stopped: type[BaseException] | None = None,
+    ) -> None:
         self._fd = events_fd
         self._reverse = reverse
+        self._stopped = stopped
+        """The stand-in's error for an implementation that hung or is gone
+        (``proxy.ImplementationStopped``): a test it ends is reported as its one line and the
+        implementation's stack, not as the machinery it passed through (hypothesis's)."""
         self._status: dict[str, TestStatus] = {}
         self._detail: dict[str, str] = {}
         self._started: dict[str, float] = {}
@@ -64,6 +76,17 @@ class OutcomeRecorder:
         self._started[short_name(nodeid)] = _clock()
         self._emit({"event": "start", "name": short_name(nodeid)})
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        error = call.excinfo.value if call.excinfo is not None else None
+        if self._stopped is not None and isinstance(error, self._stopped):
+            assert call.excinfo is not None
+            report.longrepr = stopped_report(item, call.excinfo, error)
+        return report
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         name = short_name(report.nodeid)
         if report.failed:
@@ -88,6 +111,35 @@ class OutcomeRecorder:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self._emit({"event": "finished", "exitstatus": int(exitstatus)})
+
+
+def stopped_report(
+    item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException], error: Any
+) -> str:
+    """A test the implementation's hang or end stopped, as pytest would show it with only the
+    frames that matter: the test file's (where the test was), then the implementation's own
+    (``error.frames``: where it was), then the one line that says what happened."""
+    lines = []
+    for entry in excinfo.traceback:
+        if entry.path != item.path:
+            continue
+        lines.append(f"{_relative(item)}:{entry.lineno + 1}: in {entry.name}")
+        with contextlib.suppress(Exception):
+            lines.append(f"    {str(entry.statement).strip()}")
+    module = str(getattr(error, "module", "")) or "the implementation"
+    for number, function, text in getattr(error, "frames", ()):
+        lines.append(f"{module}:{number}: in {function}")
+        if text.strip():
+            lines.append(f"    {text.strip()}")
+    lines.append(f"E   {error.line}")
+    return "\n".join(lines)
+
+
+def _relative(item: pytest.Item) -> str:
+    try:
+        return str(item.path.relative_to(item.config.rootpath))
+    except ValueError:
+        return item.path.name
 
 
 def short_name(nodeid: str) -> str:

@@ -82,7 +82,9 @@ def _test_child(
         cache.mkdir(mode=0o700)
         (cache / (test_file.name[:-3] + PYC_TAIL)).write_bytes(compiled)
     proxy.install(requests, replies, str(job["module"]), job["contract"]["exceptions"])
-    recorder = OutcomeRecorder(events_fd, reverse=bool(job.get("reverse")))
+    recorder = OutcomeRecorder(
+        events_fd, reverse=bool(job.get("reverse")), stopped=proxy.ImplementationStopped
+    )
     enforce_grader_settings()
     random.seed(0)
     pytest.main([*_selection(test_file.relative_to(folder), job), *PYTEST_ARGS], plugins=[recorder])
@@ -115,7 +117,10 @@ def _implementation_child(
         str(job["module"]), contract["members"], contract["private"], bool(contract.get("frames"))
     )
     dependencies = dict(zip(map(str, job.get("dependencies", [])), dependency_fds, strict=True))
-    implementation.run(source_fd, requests, replies, terms, contract["names"], dependencies)
+    call_limit = float(job.get("call_limit", 0.0))
+    implementation.run(
+        source_fd, requests, replies, terms, contract["names"], dependencies, call_limit
+    )
 
 
 def _isolate(folder: Path, keep: tuple[int, ...], output: int, job: RunJob) -> None:

@@ -207,6 +207,7 @@ def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[
     # kit's own tests, which no student's code runs beside, go on that CPU too, which keeps
     # every call there (a run alone ran 1.3x as fast).
     test.pop("implementation_cpus", None)
+    test.pop("call_limit", None)
     cpus = implementation.pop("implementation_cpus", None)
     if cpus and confine.pins_implementation(confinement):
         implementation["cpus"] = cpus
