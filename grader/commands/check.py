@@ -43,7 +43,7 @@ from grader.regrade import ResultCache, content_key, kit_fingerprint
 from grader.results.check import CheckReport, CourseTestsResult, MutationResult, StudentTestsResult
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.job import OTHER_HASH_SEED
-from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool, require_isolation
 from grader.sandbox.host.result import RunResult, merged_runs
 from grader.similarity import COURSE_TESTS, MODEL_ANSWER, KnownSource, known_sources
 from grader.submission import Submission, read_submission
@@ -102,10 +102,11 @@ def check(
     started = time.monotonic()
     graded_at = datetime.now(UTC).isoformat(timespec="seconds")
     mutants = mutant_sources(chapter)  # first: a broken kit fails every check, whatever it holds
-    keys = _phase_keys(chapter, submission, limits, resolved.sources)
-    course_phase = cache.get(keys["course_tests"], CoursePhase) if cache else None
-    tests_phase = cache.get(keys["tests"], ValidationPhase) if cache else None
-    yours_phase = cache.get(keys["yours"], YoursPhase) if cache else None
+    level = pool.isolation if pool is not None else require_isolation(limits.isolation)
+    keys = _phase_keys(chapter, submission, limits, resolved.sources, level)
+    course_phase = cache.get(keys["course_tests"], CoursePhase, level) if cache else None
+    tests_phase = cache.get(keys["tests"], ValidationPhase, level) if cache else None
+    yours_phase = cache.get(keys["yours"], YoursPhase, level) if cache else None
     if course_phase is None or tests_phase is None or yours_phase is None:
         if pool is None:
             with WorkerPool(minimum=limits.isolation, other_seed=False) as own_pool:
@@ -127,7 +128,7 @@ def check(
                 ("tests", tests_phase),
                 ("yours", yours_phase),
             ):
-                cache.put(keys[name], phase)
+                cache.put(keys[name], phase, pool.isolation)
     reused = tuple(name for name, key in keys.items() if cache is not None and key in cache.hits)
     phases = (course_phase, tests_phase, yours_phase)
     report = _report(chapter, folder, submission, resolved, limits, phases, started)
@@ -195,8 +196,9 @@ def course_tests_only(
     the course tests run as ``check`` runs them, and the result cached in turn."""
     submission = read_submission(chapter, folder)
     resolved = resolve(chapter, folder, submission.implementation, limits.ref_deps)
-    key = _phase_keys(chapter, submission, limits, resolved.sources)["course_tests"]
-    phase = cache.get(key, CoursePhase) if cache else None
+    level = require_isolation(limits.isolation)
+    key = _phase_keys(chapter, submission, limits, resolved.sources, level)["course_tests"]
+    phase = cache.get(key, CoursePhase, level) if cache else None
     if phase is None:
         with (
             WorkerPool(minimum=limits.isolation, other_seed=False) as pool,
@@ -206,7 +208,7 @@ def course_tests_only(
             runs = _start_course_tests(chapter, submission, limits, pool, threads, resolved.sources)
             phase = _course_phase(chapter, submission, runs, pool, started)
         if cache is not None:
-            cache.put(key, phase)
+            cache.put(key, phase, pool.isolation)
     return phase.result
 
 
@@ -226,9 +228,14 @@ ISOLATION_ORDER: tuple[IsolationLevel, ...] = ("none", "uid", "namespaces")
 
 
 def _phase_keys(
-    chapter: Chapter, submission: Submission, limits: Limits, dependencies: Sources
+    chapter: Chapter,
+    submission: Submission,
+    limits: Limits,
+    dependencies: Sources,
+    level: IsolationLevel,
 ) -> dict[str, str]:
-    """Each phase's cache key: the kit, the files that decide the phase, the limits.
+    """Each phase's cache key: the kit, the files that decide the phase, the limits, and the
+    isolation ``level`` the runs get (not the minimum asked for: ``grader.regrade``).
 
     The student's implementation is decided by its own text and by the modules it
     ran with (``dependencies``: the student's own or the kit's).
@@ -245,16 +252,14 @@ def _phase_keys(
     kit = kit_fingerprint(chapter)
     return {
         "course_tests": content_key(
-            kit, "course_tests", implementation, limits.course_tests, limits.isolation
+            kit, "course_tests", implementation, limits.course_tests, level
         ),
         # whether mutants carry their titles is the chapter's setting, which --mutant-titles
         # overrides: it shapes the stored result too
         "tests": content_key(
-            kit, "tests", tests, *student_limits, limits.isolation, chapter.show_mutant_titles
+            kit, "tests", tests, *student_limits, level, chapter.show_mutant_titles
         ),
-        "yours": content_key(
-            kit, "yours", tests, implementation, limits.student_tests, limits.isolation
-        ),
+        "yours": content_key(kit, "yours", tests, implementation, limits.student_tests, level),
     }
 
 
