@@ -231,13 +231,14 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         chapter, args.out, args.shards, limits, roster, args.canvas, args.canvas_assignment
     )
     render_merge(console, result)
-    return EXIT_FAIL if result.conflicts else EXIT_PASS
+    return EXIT_FAIL if result.conflicts or result.refused else EXIT_PASS
 
 
 def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.replay import replay_report
 
-    replay = replay_report(chapter, args.report, args.submission)
+    isolation = ISOLATION_CHOICES[args.isolation]
+    replay = replay_report(chapter, args.report, args.submission, isolation)
     render_replay(console, replay)
     return EXIT_PASS if replay.identical and not replay.key_changes else EXIT_FAIL
 

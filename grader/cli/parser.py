@@ -431,6 +431,7 @@ def _add_replay(subparsers: SubParsers) -> None:
         metavar="DIR",
         help="the folder graded (default: the copy batch keeps, OUT/submissions/NAME)",
     )
+    _add_isolation(sub)
 
 
 def _add_regrade(subparsers: SubParsers) -> None:

@@ -628,6 +628,8 @@ def render_merge(console: Console, result: MergeResult) -> None:
             f"the gradebook's conflict column, the other copy is {conflict.copy}",
             label_style="bold red",
         )
+    for student, why in result.refused:
+        _indented(console, 4, f"{student}: ", f"not merged: {why}", label_style="bold red")
     if result.backup is not None:
         console.print(f"the gradebook and reports replaced are saved in {result.backup}")
     view = result.view
