@@ -135,19 +135,25 @@ def read_witnesses(path: Path) -> dict[str, Witness]:
     """The stored witnesses by mutant id; a missing or malformed file is a broken kit."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return {
-            mutant: Witness(
-                mutant,
-                int(entry["granule"]),
-                tuple(Call(**call) for call in entry["calls"]),
-                int(entry["differs_at"]),
-                str(entry.get("test", "")),
-                str(entry.get("setup", "")),
-            )
-            for mutant, entry in data["witnesses"].items()
-        }
+        return witnesses_from(data)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise GraderError(f"the kit is broken: cannot read {path}: {error!r}") from error
+
+
+def witnesses_from(data: Any) -> dict[str, Witness]:
+    """The witnesses of a witnesses file's parsed JSON; ``KeyError``, ``TypeError`` or
+    ``ValueError`` where it is malformed."""
+    return {
+        mutant: Witness(
+            mutant,
+            int(entry["granule"]),
+            tuple(Call(**call) for call in entry["calls"]),
+            int(entry["differs_at"]),
+            str(entry.get("test", "")),
+            str(entry.get("setup", "")),
+        )
+        for mutant, entry in data["witnesses"].items()
+    }
 
 
 def witnesses_json(witnesses: dict[str, Witness]) -> str:
@@ -169,6 +175,41 @@ def witnesses_json(witnesses: dict[str, Witness]) -> str:
         )
     body = ",\n".join(entries)
     return f'{{\n "about": {json.dumps(head)},\n "witnesses": {{\n{body}\n }}\n}}\n'
+
+
+def students_tier(settings: WitnessSettings) -> str:
+    """The most the catalog shows students before the due date: on their own machine
+    (``local``), on Gradescope (``autograder``) and under a daily budget."""
+    tiers = [settings.tier("local"), settings.tier("autograder")]
+    if settings.budget is not None:
+        tiers += [settings.budget.tier, settings.budget.then]
+    return max(tiers, key=rank)
+
+
+def cut_to_tier(witnesses: dict[str, Witness], tier: str) -> dict[str, Witness]:
+    """The witnesses with nothing a report at ``tier`` does not show: none below ``calls``,
+    no results and no killing test below ``full``. An edition for students holds these."""
+    if rank(tier) < rank("calls"):
+        return {}
+    if rank(tier) >= rank("full"):
+        return dict(witnesses)
+    return {
+        mutant: dataclasses.replace(
+            w,
+            test="",
+            calls=tuple(dataclasses.replace(c, reference={}, mutant={}) for c in w.calls),
+        )
+        for mutant, w in witnesses.items()
+    }
+
+
+def beyond_tier(witnesses: dict[str, Witness], tier: str) -> list[str]:
+    """The mutants whose witness holds more than ``tier`` shows (``cut_to_tier``)."""
+    return [
+        mutant
+        for mutant, witness in witnesses.items()
+        if cut_to_tier({mutant: witness}, tier).get(mutant) != witness
+    ]
 
 
 def chapter_witnesses(chapter: Chapter) -> dict[str, Witness]:

@@ -40,6 +40,7 @@ from grader.output.terminal import (
 from grader.regrade import ResultCache
 from grader.results.batch import Manifest
 from grader.results.check import CheckReport
+from grader.results.kit import Edition
 from grader.sandbox.confine import ISOLATION_CHOICES
 from grader.static_rules import RULES
 from grader.submission import start_submission
@@ -261,7 +262,10 @@ def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: C
 def cmd_release(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.release import build_release
 
-    render_release(console, build_release("staff" if args.staff else "student", args.output))
+    if args.after_due and args.staff:
+        raise GraderError("--after-due is for the student edition: the staff edition has it all")
+    edition: Edition = "staff" if args.staff else "student"
+    render_release(console, build_release(edition, args.output, after_due=args.after_due))
     return EXIT_PASS
 
 

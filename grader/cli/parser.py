@@ -476,9 +476,16 @@ def _add_release(subparsers: SubParsers) -> None:
     edition.add_argument(
         "--student",
         action="store_true",
-        help="the student edition: leaves out what the catalog marks staff-only",
+        help="the student edition: only what the catalog's [release] student list allows, "
+        "the witnesses at the tier students see before the due date",
     )
     edition.add_argument("--staff", action="store_true", help="the staff edition: the whole kit")
+    sub.add_argument(
+        "--after-due",
+        action="store_true",
+        help="with --student: the witnesses at the catalog's after-due tier (a test that "
+        "would kill each mutant, at full), for students once the due date has passed",
+    )
     sub.add_argument(
         "--output",
         "-o",

@@ -70,17 +70,8 @@ def merge_outputs(
     before = dict(rows)
     tally = _Tally(rows)
     for shard in shards:
-        if shard.resolve() == out.resolve():
-            continue
-        theirs = read_gradebook(shard / GRADEBOOK)
-        if not theirs and not (shard / GRADEBOOK).is_file():
-            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
-        for key, cells in theirs.items():
-            why = _unmet(shard, cells, limits.isolation)
-            if why is not None:
-                tally.refused.append((checked_name(untext(key), str(shard / GRADEBOOK)), why))
-                continue
-            tally.take(out, shard, key, cells)
+        if shard.resolve() != out.resolve():
+            tally.take_shard(out, shard, limits.isolation)
     added, replaced, conflicts, unchanged = (
         tally.added,
         tally.replaced,
@@ -155,6 +146,18 @@ class _Tally:
         """The students whose reports and files are to be copied from a shard."""
         self.refused: list[tuple[str, str]] = []
         """The rows left out, each with why (``_unmet``)."""
+
+    def take_shard(self, out: Path, shard: Path, minimum: IsolationLevel) -> None:
+        """Every row of ``shard`` that meets the class's requirement (``_unmet``)."""
+        theirs = read_gradebook(shard / GRADEBOOK)
+        if not theirs and not (shard / GRADEBOOK).is_file():
+            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
+        for key, cells in theirs.items():
+            why = _unmet(shard, cells, minimum)
+            if why is not None:
+                self.refused.append((checked_name(untext(key), str(shard / GRADEBOOK)), why))
+            else:
+                self.take(out, shard, key, cells)
 
     def take(self, out: Path, shard: Path, key: str, cells: list[str]) -> None:
         """One row of ``shard``: new, newer, the same, or a conflict kept beside."""

@@ -702,8 +702,13 @@ def render_bundle(console: Console, bundle: Bundle) -> None:
 
 def render_release(console: Console, release: Release) -> None:
     console.print(f"wrote {release.wheel} ({release.edition} edition) and {release.constraints}")
+    if release.edition == "student":
+        console.print(
+            f"  read back: {len(release.contents)} files, each on the catalog's [release] "
+            "student list, none staff-only, the witnesses at the students' tier"
+        )
     for relative in release.left_out:
-        console.print(f"  left out (staff only): {relative}")
+        console.print(f"  left out (not for students): {relative}")
     if release.edition == "student":
         console.print(
             "Hand this folder to students; they install it with "
