@@ -185,6 +185,10 @@ class Chapter:
     slow_test_seconds: float = float("inf")
     """A student's test slower than this on the reference is named as slow; the catalog sets
     it (``inf``: a catalog without it warns of none)."""
+    hand_back_tier: str = ""
+    """The tier of the reports a batch hands back to students (``students/NAME.txt`` and
+    ``.html``): ``batch --tier``, or empty for the most students see before the due date
+    (``grader.witness.students_tier``)."""
 
     def mutant(self, mutant_id: str) -> Mutant:
         for mutant in self.mutants:

@@ -186,6 +186,16 @@ def students_tier(settings: WitnessSettings) -> str:
     return max(tiers, key=rank)
 
 
+def hand_back(chapter: Chapter) -> Chapter:
+    """``chapter`` at the tier of what a batch hands back to students: its ``hand_back_tier``
+    (never more than the chapter's own), else the students' tier before the due date."""
+    if chapter.hand_back_tier:
+        return at_tier(chapter, lower(chapter.witness_tier, chapter.hand_back_tier))
+    if chapter.witnesses is None:
+        return at_tier(chapter, lower(chapter.witness_tier, "title"))
+    return at_tier(chapter, lower(chapter.witness_tier, students_tier(chapter.witnesses)))
+
+
 def cut_to_tier(witnesses: dict[str, Witness], tier: str) -> dict[str, Witness]:
     """The witnesses with nothing a report at ``tier`` does not show: none below ``calls``,
     no results and no killing test below ``full``. An edition for students holds these."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 from collections.abc import Callable
+from dataclasses import replace
 
 from rich.console import Console
 
@@ -161,7 +162,7 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     from grader.roster import read_roster
 
     limits = _batch_limits(args)
-    chapter = for_context(chapter, "staff")
+    chapter = replace(for_context(chapter, "staff"), hand_back_tier=args.tier or "")
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None

@@ -343,6 +343,13 @@ def _add_batch(subparsers: SubParsers) -> None:
         "similarity.csv and .html, class.html and .json (default reports)",
     )
     sub.add_argument(
+        "--tier",
+        choices=TIERS,
+        help="how much of each survivor the reports to hand back (students/NAME.txt and "
+        ".html) show (docs/witnesses.md); default: the most the catalog shows students before "
+        "the due date; NAME.staff-only.txt and NAME.json show the staff's tier",
+    )
+    sub.add_argument(
         "--manifest",
         type=Path,
         metavar="FILE",
