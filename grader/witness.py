@@ -222,6 +222,15 @@ def beyond_tier(witnesses: dict[str, Witness], tier: str) -> list[str]:
     ]
 
 
+def killing_tests(chapter: Chapter) -> str:
+    """Every witness's killing test, as the text of one file; empty where the kit holds none
+    (the student edition): copy detection compares students' tests with it."""
+    if chapter.witnesses is None or not chapter.witnesses.path.is_file():
+        return ""
+    tests = [w.test for w in read_witnesses(chapter.witnesses.path).values() if w.test]
+    return "\n\n".join(tests)
+
+
 def chapter_witnesses(chapter: Chapter) -> dict[str, Witness]:
     """The chapter's witnesses, read only when its tier shows calls."""
     if chapter.witnesses is None or not shows(chapter, "calls"):

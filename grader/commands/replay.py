@@ -132,7 +132,7 @@ def regrade_one(
             show_mutant_titles=run_settings.get("mutant_titles") is True,
         )
     located = locate(chapter, folder)
-    report = check(located, folder, limits, pool=pool)
+    report = check(located, folder, limits, pool=pool, compare_copies=True)
     after = report_to_dict(report, chapter)
     graded = str(before["provenance"].get("folder", ""))
     if graded and graded != str(folder):  # a message naming the folder names the one graded

@@ -19,6 +19,7 @@ from typing import Any
 
 from grader import __version__
 from grader.catalog import Chapter
+from grader.dependencies import DependencyUse
 from grader.grade import Grade, grade
 from grader.output.wording import grade_breakdown
 from grader.provenance import key_from_dict
@@ -34,7 +35,7 @@ from grader.similarity import KnownSource
 from grader.witness import Witness, chapter_witnesses, shows, witness_view
 from grader.worth import worth_of_tests
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 UNSTABLE_KEYS = ("timings", "graded_at")
 """The keys that differ between two runs of the same submission: comparisons leave them out."""
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "check-report.schema.json"
@@ -80,7 +81,13 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         },
         "mutation": _mutation(chapter, report),
         "known_sources": [
-            {"source": k.source, "score": k.score, "flagged": k.flagged}
+            {
+                "file": k.file,
+                "source": k.source,
+                "score": k.score,
+                "flagged": k.flagged,
+                "reason": k.reason,
+            }
             for k in report.known_sources
         ],
         "provenance": _provenance(chapter, report),
@@ -220,9 +227,19 @@ def report_from_dict(data: dict[str, Any]) -> CheckReport:
         graded_at=str(data.get("graded_at", "")),
         isolation=data.get("isolation", "none"),
         known_sources=tuple(
-            KnownSource(str(k["source"]), float(k["score"]), bool(k["flagged"]))
+            KnownSource(
+                str(k["source"]),
+                None if k["score"] is None else float(k["score"]),
+                bool(k["flagged"]),
+                str(k.get("file", "")),
+                str(k.get("reason", "")),
+            )
             for k in data.get("known_sources", ())
         ),
         key=None if provenance is None else key_from_dict(provenance),
         settings=dict(provenance["run_settings"]) if provenance else {},
+        dependencies=tuple(
+            DependencyUse(str(id_), str(use["module"]), use["used"], use["file"])
+            for id_, use in data.get("dependencies", {}).items()
+        ),
     )

@@ -572,6 +572,8 @@ def _render_class(
                 f"{folder / 'similarity.html'}; flags change no grade"
             ),
         )
+        for finding in similarity.findings:
+            _indented(console, 4, f"{finding.owner}: ", finding.reason, label_style="yellow")
     _whole(
         console,
         Text(f"the class at a glance ({students} students): {folder / 'class.html'} (class.json)"),

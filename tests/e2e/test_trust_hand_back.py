@@ -12,15 +12,22 @@ check``'s outputs are read for any copy score.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import make_submission
+from test_trust_cache import NoWorkers, PhaseRan, forged_phases
 
 import grader.cli
 from grader.catalog import load_chapter
 from grader.commands import batch as batch_module
-from grader.errors import EXIT_PASS
+from grader.commands import check as check_module
+from grader.commands.check import check
+from grader.errors import EXIT_INTERNAL, EXIT_PASS
+from grader.output.gradescope import STAFF_ENTRY, gradescope_json
+from grader.regrade import ResultCache
 from grader.results.check import (
     CheckReport,
     CourseTestsResult,
@@ -28,6 +35,7 @@ from grader.results.check import (
     MutationResult,
     StudentTestsResult,
 )
+from grader.sandbox.host.pool import require_isolation
 from grader.witness import read_witnesses
 
 CHAPTER = load_chapter()
@@ -96,3 +104,73 @@ def test_staff_may_hand_back_another_tier(graded: Path) -> None:
     assert "Your tests never make these calls" not in text and KILLING_TEST not in text
     full = batch(graded, "--tier", "full")
     assert KILLING_TEST in (full / "mia.txt").read_text(encoding="utf-8")
+
+
+def cached_copy_of_the_model_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A submission whose test file is the model answer, its phases in a signed cache as an
+    earlier check left them (so nothing runs here); the CLI's cache is that one."""
+    folder = tmp_path / "submission"
+    (folder / "tests").mkdir(parents=True)
+    shutil.copyfile(CHAPTER.reference, folder / CHAPTER.implementation)
+    shutil.copyfile(CHAPTER.model_tests, folder / CHAPTER.student_tests)
+    for need in CHAPTER.needs:
+        shutil.copyfile(need.reference, folder / need.implementation)
+    cache = tmp_path / "xdg" / "ds07-grader"
+    asked: list[str] = []
+    real_get = ResultCache.get
+
+    def get(self: ResultCache, key: str, *args: Any) -> Any:
+        asked.append(key)
+        return real_get(self, key, *args)
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with monkeypatch.context() as patched:  # the keys of the API's check and the CLI's
+        patched.setattr(ResultCache, "get", get)
+        patched.setattr(check_module, "WorkerPool", NoWorkers)
+        with pytest.raises(PhaseRan):
+            check(CHAPTER, folder, cache=ResultCache(cache))
+        assert grader.cli.main(["check", "--submission", str(folder)]) == EXIT_INTERNAL
+    level = require_isolation("none")
+    phases = list(forged_phases(level).values()) * 2
+    for key, phase in zip(asked, phases, strict=True):
+        ResultCache(cache).put(key, phase, level)
+    monkeypatch.setattr(check_module, "WorkerPool", NoWorkers)
+    return folder
+
+
+def test_a_students_own_check_shows_no_copy_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model answer handed in: staff see it flagged; the student's own check, in the
+    terminal and in its JSON, shows neither a score nor a flag."""
+    folder = cached_copy_of_the_model_answer(tmp_path, monkeypatch)
+    staff = check(CHAPTER, folder, cache=ResultCache(tmp_path / "xdg" / "ds07-grader"))
+    assert staff.known_sources == ()  # a check compares nothing unless staff ask
+    staff = check(
+        CHAPTER, folder, cache=ResultCache(tmp_path / "xdg" / "ds07-grader"), compare_copies=True
+    )
+    assert [k.source for k in staff.known_sources if k.flagged] == ["model-answer", "reference"]
+    report = tmp_path / "report.json"
+    code = grader.cli.main(["check", "--submission", str(folder), "--json", str(report)])
+    captured = capsys.readouterr()
+    shown = captured.out
+    assert code == EXIT_PASS, captured.err + shown
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["timings"]["reused"] == ["course_tests", "tests", "yours"]
+    assert data["known_sources"] == []
+    for text in (shown, report.read_text(encoding="utf-8")):
+        assert "model-answer" not in text and "flagged" not in text.lower().replace('"flagged"', "")
+
+
+def test_gradescope_keeps_copy_scores_in_the_staffs_hidden_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = cached_copy_of_the_model_answer(tmp_path, monkeypatch)
+    report = check(
+        CHAPTER, folder, cache=ResultCache(tmp_path / "xdg" / "ds07-grader"), compare_copies=True
+    )
+    results = json.loads(gradescope_json(CHAPTER, report))
+    assert "model-answer" not in results["output"]
+    mentions = [t for t in results["tests"] if "model-answer" in json.dumps(t)]
+    assert [t["name"] for t in mentions] == [STAFF_ENTRY]
+    assert mentions[0]["visibility"] == "hidden" and "FLAGGED" in mentions[0]["output"]
