@@ -99,6 +99,28 @@ def defines_interface(text: str, file: str, interface: Sequence[str]) -> str | N
     )
 
 
+def takes_interface(
+    text: str, file: str, modules: Sequence[str], interface: Sequence[str]
+) -> str | None:
+    """One line saying that ``file`` (the chapter's own implementation) takes a name of the
+    chapter's ``interface`` from one of ``modules`` (those needed from earlier chapters), under
+    any name (``from robin_hood import _Tree as RadixTree``); ``None`` if it takes none."""
+    try:
+        tree = python_source.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in modules:
+            taken = [a.asname or a.name for a in node.names]
+            found = [name for name in interface if name in taken or "*" in taken]
+            if found:
+                return (
+                    f"{file} takes {', '.join(found)} from {node.module}, a module needed from "
+                    "an earlier chapter: the chapter's own code is not in it"
+                )
+    return None
+
+
 _MODULUS = (1 << 61) - 1
 _BASE = 1_000_003
 _DROPPED = frozenset(
@@ -668,10 +690,13 @@ def find_copies(
     wheats: int,
     model_answer_killed_by: Callable[[], Mapping[str, Sequence[str]] | None],
     interface: Sequence[str] = (),
+    needed: Sequence[str] = (),
+    implementation: str = "radix.py",
 ) -> Similarity:
     """Compare every file of one kind with every other (the kit's files not with each other,
     nor one student's files with each other), and find each student's other module
-    (``module_owner``) that defines a name of ``interface``.
+    (``module_owner``) that defines a name of ``interface``, and each ``implementation`` that
+    takes one from a module of ``needed`` (the modules needed from earlier chapters).
 
     ``model_answer_killed_by`` (the model answer's kills, which cost a mutant run) is asked
     only when a test file comes near the model answer (a text score at the floor or above).
@@ -701,11 +726,16 @@ def find_copies(
     pairs = compare(entries, settings)
     findings = []
     for file in files:  # a student's other module (mia/robin_hood.py) that holds the tree
-        if "/" in file.owner and file.owner not in KIT_FILES:
+        if file.kind != "implementation" or file.owner in KIT_FILES:
+            continue
+        if "/" in file.owner:
             student, name = file.owner.split("/", 1)
             reason = defines_interface(file.text, name, interface)
-            if reason is not None:
-                findings.append(Finding(student, name, reason))
+        else:
+            student, name = file.owner, implementation
+            reason = takes_interface(file.text, name, needed, interface)
+        if reason is not None:
+            findings.append(Finding(student, name, reason))
     return Similarity(tuple(pairs), {(e.kind, e.owner): e for e in entries}, tuple(findings))
 
 

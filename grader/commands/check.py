@@ -54,6 +54,7 @@ from grader.similarity import (
     KnownSource,
     defines_interface,
     known_sources,
+    takes_interface,
 )
 from grader.submission import Submission, read_submission
 from grader.tracebacks import for_students
@@ -260,9 +261,12 @@ def compare_with_the_kit(
         if file is None or text is None:
             continue
         found += known_sources(file, text, "implementation", reference, given, settings)
-        reason = None
+        interface = sorted(chapter.interface)
         if file != chapter.implementation:
-            reason = defines_interface(text, Path(file).name, sorted(chapter.interface))
+            reason = defines_interface(text, Path(file).name, interface)
+        else:
+            needed = [need.module for need in chapter.needs]
+            reason = takes_interface(text, file, needed, interface)
         if reason is not None:
             found.append(KnownSource(INTERFACE, None, True, file, reason))
     return tuple(found)

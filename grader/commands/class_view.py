@@ -129,8 +129,12 @@ class CopyFinder:
             with pool() as own:
                 return _model_answer_kills(self.chapter, self.limits, own)
 
-        wheats, interface = len(self.chapter.wheats), sorted(self.chapter.interface)
-        return find_copies(files, self.fingerprints, wheats, model_kills, interface)
+        chapter = self.chapter
+        wheats, interface = len(chapter.wheats), sorted(chapter.interface)
+        needed = [need.module for need in chapter.needs]
+        return find_copies(
+            files, self.fingerprints, wheats, model_kills, interface, needed, chapter.implementation
+        )
 
 
 def _model_answer_kills(

@@ -180,3 +180,20 @@ def test_root_at_level_none_neither_reads_nor_writes(
     cache.put("k", forged_phases("none")["course_tests"], "none")
     assert not (tmp_path / "cache").exists()
     assert cache.get("k", CoursePhase, "none") is None
+
+
+def test_a_cache_folder_another_user_owns_is_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Root graded with a user's own cache folder (``sudo`` keeping ``XDG_CACHE_HOME``): the
+    user's code, at ``none`` earlier, could have written anything there, a valid secret and
+    signed entries included. A folder another user owns turns the cache off (here the grader
+    is made another user than the folder's owner)."""
+    folder = tmp_path / "cache"
+    ResultCache(folder).put("k", forged_phases("uid")["course_tests"], "uid")
+    assert ResultCache(folder).get("k", CoursePhase, "uid") is not None
+    owner = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: owner + 1)
+    assert ResultCache(folder).get("k", CoursePhase, "uid") is None
+    ResultCache(folder).put("j", forged_phases("uid")["course_tests"], "uid")
+    assert not (folder / "j.json").exists()

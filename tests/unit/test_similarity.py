@@ -145,9 +145,22 @@ def test_a_tree_hidden_in_the_maps_file_is_flagged_with_its_reason() -> None:
     radix = f"from {need.module} import ROOT, NodeId, RadixTree\n"
     known = with_the_kit(None, radix, {need.module: hidden})
     flagged = [(k.file, k.source) for k in known if k.flagged]
-    assert flagged == [(need.implementation, REFERENCE_NAME), (need.implementation, INTERFACE)]
-    (reason,) = [k.reason for k in known if k.source == INTERFACE]
-    assert reason.startswith(f"{need.implementation} defines NodeId, ROOT, RadixTree, this")
+    assert flagged == [
+        (CHAPTER.implementation, INTERFACE),
+        (need.implementation, REFERENCE_NAME),
+        (need.implementation, INTERFACE),
+    ]
+    takes, defines = [k.reason for k in known if k.source == INTERFACE]
+    assert takes.startswith(f"radix.py takes NodeId, ROOT, RadixTree from {need.module}, a")
+    assert defines.startswith(f"{need.implementation} defines NodeId, ROOT, RadixTree, this")
+    renamed = hidden.replace("class RadixTree(", "class _Kept(")  # a name no rule knows
+    radix = f"from {need.module} import _Kept as RadixTree\nROOT = 0\nNodeId = int\n"
+    known = with_the_kit(None, radix, {need.module: renamed})
+    assert [(k.file, k.source) for k in known if k.flagged] == [
+        (CHAPTER.implementation, INTERFACE),
+        (need.implementation, REFERENCE_NAME),
+        (need.implementation, INTERFACE),  # its ROOT and NodeId
+    ]
     honest = with_the_kit(None, REFERENCE_STUB, {need.module: need.reference.read_text("utf-8")})
     assert not [k for k in honest if k.flagged], honest
 
@@ -170,17 +183,20 @@ def test_batch_compares_every_file_a_student_hands_in() -> None:
         ClassFile("cat/robin_hood.py", "implementation", kit_map),
         ClassFile(REFERENCE_NAME, "implementation", REFERENCE),
     ]
-    found = find_copies(
-        files, Fingerprinter(given, settings()), 0, lambda: None, sorted(CHAPTER.interface)
-    )
+    interface, needed = sorted(CHAPTER.interface), [need.module]
+    fingerprints = Fingerprinter(given, settings())
+    found = find_copies(files, fingerprints, 0, lambda: None, interface, needed)
     assert found.flags("bob") == (
         "robin_hood.py~ann",
         f"robin_hood.py~{REFERENCE_NAME}",
+        "radix.py~interface",
         "robin_hood.py~interface",
     )
+    assert found.flags("ann") == ("implementation~bob/robin_hood.py", "implementation~reference")
     assert found.flags("cat") == ()
-    (finding,) = found.findings
-    assert finding.reason.startswith("robin_hood.py defines NodeId, ROOT, RadixTree, this")
+    takes, defines = found.findings
+    assert takes.reason.startswith("radix.py takes RadixTree from robin_hood, a module")
+    assert defines.reason.startswith("robin_hood.py defines NodeId, ROOT, RadixTree, this")
 
 
 def words(text: str) -> list[str]:
