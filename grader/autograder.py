@@ -52,7 +52,7 @@ def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -
         write_atomically(results, refused_json(refused.message))
         return True
     try:
-        report = check(located, submission, limits or Limits())
+        report = check(located, submission, limits or Limits(), compare_copies=True)
     except DependencyProblem as problem:  # the student's to fix (or staff's: --ref-deps)
         console.print(f"grader: {problem.message}")
         write_atomically(results, refused_json(problem.message.replace(REF_DEPS_HINT, "")))

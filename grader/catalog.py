@@ -172,7 +172,10 @@ class Chapter:
     similarity: SimilaritySettings | None = None
     """``None`` when the catalog has no ``[similarity]`` table: batch then looks for no copies."""
     staff_only: tuple[str, ...] = ()
-    """Kit files (paths from the kit's root, ``*`` globs) the student edition leaves out."""
+    """Kit files (paths from the kit's root, ``*`` globs) only staff may hold."""
+    student_files: tuple[str, ...] = ()
+    """The allow-list of kit files (paths from the kit's root, ``*`` globs) the student edition
+    and the Gradescope bundle's ``kit/`` may hold: ``[release] student``."""
     gradescope: GradescopeVisibility = GradescopeVisibility()
     members: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Per class of the interface, the members a test may use (the stand-in forwards them)."""
@@ -200,6 +203,10 @@ class Chapter:
     hang: HangBound | None = None
     """The catalog's ``[hang]`` table: how long one call of the student's own tree may take
     before it counts as hung (``call_limit``); ``None``: calls are not bounded."""
+    hand_back_tier: str = ""
+    """The tier of the reports a batch hands back to students (``students/NAME.txt`` and
+    ``.html``): ``batch --tier``, or empty for the most students see before the due date
+    (``grader.witness.students_tier``)."""
 
     @property
     def call_limit(self) -> float:
@@ -277,6 +284,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         course_test_file=root / "course_tests" / str(head["course_tests"]),
         text=root / "chapter" / str(head["text"]),
         staff_only=tuple(str(p) for p in data.get("release", {}).get("staff_only", [])),
+        student_files=tuple(str(p) for p in data.get("release", {}).get("student", [])),
         similarity=SimilaritySettings(**data["similarity"]) if "similarity" in data else None,
         gradescope=_gradescope_from(data.get("gradescope", {})),
         members=tuple(

@@ -166,7 +166,8 @@ def points(cells: Sequence[str]) -> float:
 
 def report_files(out: Path, student: str) -> list[Path]:
     """The student's report in each of its forms."""
-    return [out / REPORTS / f"{student}{suffix}" for suffix in (".json", ".txt", ".html")]
+    suffixes = (".json", ".txt", ".html", ".staff-only.txt")
+    return [out / REPORTS / f"{student}{suffix}" for suffix in suffixes]
 
 
 def back_up(out: Path, names: Sequence[str], has_gradebook: bool) -> Path | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -149,3 +150,14 @@ def result_key(
 def key_from_dict(data: Mapping[str, Any]) -> ResultKey:
     """A key read back from a report's ``provenance`` (``as_dict``'s form)."""
     return ResultKey(**{name: str(data[name]) for name in ResultKey.__dataclass_fields__})
+
+
+def mac(secret: bytes, data: bytes) -> str:
+    """The HMAC-SHA256 of ``data`` under ``secret``, as hex (the result cache signs its
+    entries with it: ``grader.regrade``)."""
+    return hmac.new(secret, data, hashlib.sha256).hexdigest()
+
+
+def mac_matches(secret: bytes, data: bytes, given: str) -> bool:
+    """Whether ``given`` is ``data``'s MAC under ``secret``, compared in constant time."""
+    return hmac.compare_digest(mac(secret, data), given)

@@ -55,9 +55,71 @@ Kind = Literal["implementation", "tests"]
 REFERENCE = "reference"
 MODEL_ANSWER = "model-answer"
 COURSE_TESTS = "course-tests"
-KIT_FILES = frozenset({REFERENCE, MODEL_ANSWER, COURSE_TESTS})
-"""The names of the kit's own files in a pair: ``reference`` (radix.py), the model answer and
-the course tests."""
+WITNESS_TESTS = "witness-tests"
+INTERFACE = "interface"
+"""A known source that is no file: a module the chapter needs that defines the chapter's own
+interface (``defines_interface``)."""
+KIT_FILES = frozenset({REFERENCE, MODEL_ANSWER, COURSE_TESTS, WITNESS_TESTS})
+"""The names of the kit's own files in a pair: ``reference`` (radix.py), the model answer,
+the course tests and the witnesses' killing tests (``grader.witness``), all in one."""
+
+
+def module_owner(student: str, file: str) -> str:
+    """The owner of a student's other module in a pair (``mia/robin_hood.py``): a student's
+    name never holds a ``/`` (``gradebook.checked_name``)."""
+    return f"{student}/{file}"
+
+
+def student_of(owner: str) -> str:
+    """The student (or kit file) an owner names: ``mia`` for ``mia/robin_hood.py``."""
+    return owner.split("/", 1)[0]
+
+
+def defines_interface(text: str, file: str, interface: Sequence[str]) -> str | None:
+    """One line saying that ``file``, a module the chapter needs from an earlier chapter,
+    defines a name of this chapter's own ``interface`` (the tree hidden in the map's file);
+    ``None`` if it defines none, or does not parse."""
+    try:
+        tree = python_source.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    defined = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            defined.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined += [t.id for t in targets if isinstance(t, ast.Name)]
+    found = [name for name in interface if name in defined]
+    if not found:
+        return None
+    return (
+        f"{file} defines {', '.join(found)}, this chapter's own interface: a module needed "
+        "from an earlier chapter should hold that chapter's code, not this one's"
+    )
+
+
+def takes_interface(
+    text: str, file: str, modules: Sequence[str], interface: Sequence[str]
+) -> str | None:
+    """One line saying that ``file`` (the chapter's own implementation) takes a name of the
+    chapter's ``interface`` from one of ``modules`` (those needed from earlier chapters), under
+    any name (``from robin_hood import _Tree as RadixTree``); ``None`` if it takes none."""
+    try:
+        tree = python_source.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in modules:
+            taken = [a.asname or a.name for a in node.names]
+            found = [name for name in interface if name in taken or "*" in taken]
+            if found:
+                return (
+                    f"{file} takes {', '.join(found)} from {node.module}, a module needed from "
+                    "an earlier chapter: the chapter's own code is not in it"
+                )
+    return None
+
 
 _MODULUS = (1 << 61) - 1
 _BASE = 1_000_003
@@ -78,6 +140,10 @@ class Token(NamedTuple):
     start: int
     end: int
     """Character offsets of the token in the file's text."""
+    segment: int = 0
+    """The function or class whose own code the token is (0: the module's): runs of tokens
+    are fingerprinted within one segment, so the order of functions and methods changes
+    nothing."""
 
 
 def tokens(text: str) -> list[Token]:
@@ -242,7 +308,8 @@ def _node_words(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
             continue
         word = type(current).__name__
         if isinstance(current, ast.Attribute):
-            word = f".{current.attr}"
+            private = current.attr.startswith("_") and not current.attr.startswith("__")
+            word = "._" if private else f".{current.attr}"  # a helper's name is the author's
         elif isinstance(current, ast.keyword):
             word = f"{current.arg}="
         elif isinstance(current, ast.alias):
@@ -267,6 +334,7 @@ def tree_tokens(text: str) -> list[Token] | None:
         starts.append(starts[-1] + len(line))
     starts.append(starts[-1])
     found: list[Token] = []
+    segments = _segments(tree)
     for word, node in _node_words(tree):
         lineno = getattr(node, "lineno", None)
         end_lineno = getattr(node, "end_lineno", None)
@@ -277,9 +345,32 @@ def tree_tokens(text: str) -> list[Token] | None:
                 + (getattr(node, "end_col_offset", 0) or 0),
             )
         else:
-            span = found[-1][1:] if found else (0, 0)
-        found.append(Token(word, *span))
+            span = (found[-1].start, found[-1].end) if found else (0, 0)
+        found.append(Token(word, *span, segments.get(id(node), 0)))
     return found
+
+
+def _segments(tree: ast.AST) -> dict[int, int]:
+    """Each node's segment (by ``id``): a number of its own for every function and class,
+    which the nodes of its body share but those of a function or class within it."""
+    owner: dict[int, int] = {}
+    todo: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while todo:
+        node, segment = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            segment = len(owner) + 1
+        owner[id(node)] = segment
+        todo.extend((child, segment) for child in ast.iter_child_nodes(node))
+    return owner
+
+
+def _runs(found: Sequence[Token]) -> Iterator[Sequence[Token]]:
+    """``found`` cut into maximal runs of tokens of one segment."""
+    start = 0
+    for at in range(1, len(found) + 1):
+        if at == len(found) or found[at].segment != found[start].segment:
+            yield found[start:at]
+            start = at
 
 
 def _file_tokens(text: str) -> list[Token]:
@@ -336,21 +427,27 @@ class Fingerprint:
 def boilerplate_hashes(texts: Sequence[str], settings: Settings) -> frozenset[int]:
     """Every run of tokens in the files every student was given (not only the winnowed ones)."""
     found: set[int] = set()
-    for text in texts:
+    for text in texts:  # every run within a segment is one of these too
         found.update(_gram_hashes([t.text for t in _file_tokens(text)], settings.kgram))
     return frozenset(found)
 
 
-def fingerprint(text: str, settings: Settings, boilerplate: frozenset[int]) -> Fingerprint:
-    found = _file_tokens(text)
-    hashes = _gram_hashes([t.text for t in found], settings.kgram)
+def fingerprint(
+    text: str, settings: Settings, boilerplate: frozenset[int], by_function: bool = False
+) -> Fingerprint:
+    """``text``'s fingerprints; ``by_function``, each function's and class's own code
+    fingerprinted apart, so the order of methods changes nothing (an implementation's methods
+    are long; a test file's tests too short to be fingerprinted alone)."""
     spans: dict[int, list[tuple[int, int]]] = {}
-    for at in _winnow(hashes, settings.window):
-        value = hashes[at]
-        if value in boilerplate:
-            continue
-        span = (found[at].start, found[at + settings.kgram - 1].end)
-        spans.setdefault(value, []).append(span)
+    found = _file_tokens(text)
+    for run in _runs(found) if by_function else [found]:
+        hashes = _gram_hashes([t.text for t in run], settings.kgram)
+        for at in _winnow(hashes, settings.window):
+            value = hashes[at]
+            if value in boilerplate:
+                continue
+            span = (run[at].start, run[at + settings.kgram - 1].end)
+            spans.setdefault(value, []).append(span)
     return Fingerprint(text, {value: tuple(places) for value, places in spans.items()})
 
 
@@ -421,6 +518,8 @@ def compare(entries: Sequence[Entry], settings: Settings) -> list[Pair]:
     for i, first in enumerate(entries):
         for second in entries[i + 1 :]:
             if first.kind != second.kind or {first.owner, second.owner} <= KIT_FILES:
+                continue
+            if student_of(first.owner) == student_of(second.owner):  # one student's files
                 continue
             text = text_score(first.fingerprint, second.fingerprint, settings)
             same = behaviour_score(first.behaviour, second.behaviour)
@@ -535,19 +634,35 @@ class ClassFile:
     killed_by: Mapping[str, Sequence[str]] | None = None
 
 
+class Finding(NamedTuple):
+    """A flag that is no pair: a student's file that is what it should not be."""
+
+    owner: str
+    file: str
+    reason: str
+    """One line on what is wrong (``defines_interface``)."""
+
+
 @dataclass(frozen=True)
 class Similarity:
     pairs: tuple[Pair, ...]
     entries: Mapping[tuple[Kind, str], Entry]
     """Every file compared, by kind and owner (the side-by-side page reads its text)."""
+    findings: tuple[Finding, ...] = ()
+    """Flags that are no pair: a needed module that defines the chapter's interface."""
 
     def flags(self, owner: str) -> tuple[str, ...]:
-        """``kind~other`` for each flagged pair ``owner`` is in."""
-        return tuple(
-            f"{pair.kind}~{pair.b if pair.a == owner else pair.a}"
-            for pair in self.pairs
-            if pair.flagged and owner in (pair.a, pair.b)
-        )
+        """``kind~other`` for each flagged pair one of ``owner``'s files is in (``FILE~other``
+        for a file besides the chapter's own two), then ``FILE~interface`` for each finding."""
+        found = []
+        for pair in self.pairs:
+            if not pair.flagged or owner not in (student_of(pair.a), student_of(pair.b)):
+                continue
+            mine, other = (pair.a, pair.b) if student_of(pair.a) == owner else (pair.b, pair.a)
+            label = mine.split("/", 1)[1] if "/" in mine else pair.kind
+            found.append(f"{label}~{other}")
+        found += [f"{f.file}~{INTERFACE}" for f in self.findings if f.owner == owner]
+        return tuple(found)
 
 
 class Fingerprinter:
@@ -557,12 +672,15 @@ class Fingerprinter:
     def __init__(self, boilerplate: Sequence[str], settings: Settings) -> None:
         self.settings = settings
         self.boilerplate = boilerplate_hashes(boilerplate, settings)
-        self._seen: dict[str, Fingerprint] = {}
+        self._seen: dict[tuple[str, Kind], Fingerprint] = {}
 
-    def __call__(self, text: str) -> Fingerprint:
-        found = self._seen.get(text)
+    def __call__(self, text: str, kind: Kind = "tests") -> Fingerprint:
+        """``text``'s fingerprints as a file of ``kind``: an implementation by function."""
+        found = self._seen.get((text, kind))
         if found is None:
-            found = self._seen[text] = fingerprint(text, self.settings, self.boilerplate)
+            by_function = kind == "implementation"
+            found = fingerprint(text, self.settings, self.boilerplate, by_function)
+            self._seen[(text, kind)] = found
         return found
 
 
@@ -571,8 +689,14 @@ def find_copies(
     fingerprints: Fingerprinter,
     wheats: int,
     model_answer_killed_by: Callable[[], Mapping[str, Sequence[str]] | None],
+    interface: Sequence[str] = (),
+    needed: Sequence[str] = (),
+    implementation: str = "radix.py",
 ) -> Similarity:
-    """Compare every file of one kind with every other (the kit's files not with each other).
+    """Compare every file of one kind with every other (the kit's files not with each other,
+    nor one student's files with each other), and find each student's other module
+    (``module_owner``) that defines a name of ``interface``, and each ``implementation`` that
+    takes one from a module of ``needed`` (the modules needed from earlier chapters).
 
     ``model_answer_killed_by`` (the model answer's kills, which cost a mutant run) is asked
     only when a test file comes near the model answer (a text score at the floor or above).
@@ -582,7 +706,7 @@ def find_copies(
         Entry(
             file.owner,
             file.kind,
-            fingerprints(file.text),
+            fingerprints(file.text, file.kind),
             None if file.killed_by is None else behaviour(file.killed_by, wheats),
         )
         for file in files
@@ -600,33 +724,56 @@ def find_copies(
             found = Entry(MODEL_ANSWER, "tests", model.fingerprint, behaviour(killed_by, wheats))
             entries = [found if e is model else e for e in entries]
     pairs = compare(entries, settings)
-    return Similarity(tuple(pairs), {(e.kind, e.owner): e for e in entries})
+    findings = []
+    for file in files:  # a student's other module (mia/robin_hood.py) that holds the tree
+        if file.kind != "implementation" or file.owner in KIT_FILES:
+            continue
+        if "/" in file.owner:
+            student, name = file.owner.split("/", 1)
+            reason = defines_interface(file.text, name, interface)
+        else:
+            student, name = file.owner, implementation
+            reason = takes_interface(file.text, name, needed, interface)
+        if reason is not None:
+            findings.append(Finding(student, name, reason))
+    return Similarity(tuple(pairs), {(e.kind, e.owner): e for e in entries}, tuple(findings))
 
 
 @dataclass(frozen=True)
 class KnownSource:
-    """How close a student's test file comes to one of the kit's own test files."""
+    """How close one of a student's files comes to one of the kit's own files."""
 
     source: str
-    """``course-tests`` or ``model-answer``."""
-    score: float
-    """The text score (``text_score``) of the two files."""
+    """``course-tests``, ``model-answer``, ``witness-tests`` or ``reference``; ``interface`` for
+    a needed module that defines the chapter's interface (no score)."""
+    score: float | None
+    """The text score (``text_score``) of the two files; ``None`` for ``interface``."""
     flagged: bool
     """At or above the flag: staff should look (the grade stays what grading gives)."""
+    file: str = ""
+    """The student's file (from the submission folder)."""
+    reason: str = ""
+    """One line on why it is flagged, where a score does not say it."""
 
 
 def known_sources(
-    tests: str, sources: Mapping[str, str], given: Sequence[str], settings: Settings
+    file: str,
+    text: str,
+    kind: Kind,
+    sources: Mapping[str, str],
+    given: Sequence[str],
+    settings: Settings,
 ) -> tuple[KnownSource, ...]:
-    """``tests`` against each of the kit's own test files in ``sources`` (by name), with
-    ``given`` (the stub and the skeleton) as boilerplate. The kit's fingerprints are made once
-    per process; the student's file is fingerprinted each time, and never kept."""
+    """The student's ``file`` (its ``text``, of ``kind``) against each of the kit's own files
+    in ``sources`` (by name), with ``given`` (what every student was given) as boilerplate.
+    The kit's fingerprints are made once per process; the student's file is fingerprinted
+    each time, and never kept."""
     fingerprints = _kit_fingerprints(tuple(given), settings)
-    mine = fingerprint(tests, settings, fingerprints.boilerplate)
+    mine = fingerprint(text, settings, fingerprints.boilerplate, kind == "implementation")
     found = []
-    for name, text in sources.items():
-        score = text_score(mine, fingerprints(text), settings)
-        found.append(KnownSource(name, score, is_flagged(score, None, settings)))
+    for name, source in sources.items():
+        score = text_score(mine, fingerprints(source, kind), settings)
+        found.append(KnownSource(name, score, is_flagged(score, None, settings), file))
     return tuple(found)
 
 

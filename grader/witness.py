@@ -135,19 +135,25 @@ def read_witnesses(path: Path) -> dict[str, Witness]:
     """The stored witnesses by mutant id; a missing or malformed file is a broken kit."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return {
-            mutant: Witness(
-                mutant,
-                int(entry["granule"]),
-                tuple(Call(**call) for call in entry["calls"]),
-                int(entry["differs_at"]),
-                str(entry.get("test", "")),
-                str(entry.get("setup", "")),
-            )
-            for mutant, entry in data["witnesses"].items()
-        }
+        return witnesses_from(data)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise GraderError(f"the kit is broken: cannot read {path}: {error!r}") from error
+
+
+def witnesses_from(data: Any) -> dict[str, Witness]:
+    """The witnesses of a witnesses file's parsed JSON; ``KeyError``, ``TypeError`` or
+    ``ValueError`` where it is malformed."""
+    return {
+        mutant: Witness(
+            mutant,
+            int(entry["granule"]),
+            tuple(Call(**call) for call in entry["calls"]),
+            int(entry["differs_at"]),
+            str(entry.get("test", "")),
+            str(entry.get("setup", "")),
+        )
+        for mutant, entry in data["witnesses"].items()
+    }
 
 
 def witnesses_json(witnesses: dict[str, Witness]) -> str:
@@ -169,6 +175,60 @@ def witnesses_json(witnesses: dict[str, Witness]) -> str:
         )
     body = ",\n".join(entries)
     return f'{{\n "about": {json.dumps(head)},\n "witnesses": {{\n{body}\n }}\n}}\n'
+
+
+def students_tier(settings: WitnessSettings) -> str:
+    """The most the catalog shows students before the due date: on their own machine
+    (``local``), on Gradescope (``autograder``) and under a daily budget."""
+    tiers = [settings.tier("local"), settings.tier("autograder")]
+    if settings.budget is not None:
+        tiers += [settings.budget.tier, settings.budget.then]
+    return max(tiers, key=rank)
+
+
+def hand_back(chapter: Chapter) -> Chapter:
+    """``chapter`` at the tier of what a batch hands back to students: its ``hand_back_tier``
+    (never more than the chapter's own), else the students' tier before the due date."""
+    if chapter.hand_back_tier:
+        return at_tier(chapter, lower(chapter.witness_tier, chapter.hand_back_tier))
+    if chapter.witnesses is None:
+        return at_tier(chapter, lower(chapter.witness_tier, "title"))
+    return at_tier(chapter, lower(chapter.witness_tier, students_tier(chapter.witnesses)))
+
+
+def cut_to_tier(witnesses: dict[str, Witness], tier: str) -> dict[str, Witness]:
+    """The witnesses with nothing a report at ``tier`` does not show: none below ``calls``,
+    no results and no killing test below ``full``. An edition for students holds these."""
+    if rank(tier) < rank("calls"):
+        return {}
+    if rank(tier) >= rank("full"):
+        return dict(witnesses)
+    return {
+        mutant: dataclasses.replace(
+            w,
+            test="",
+            calls=tuple(dataclasses.replace(c, reference={}, mutant={}) for c in w.calls),
+        )
+        for mutant, w in witnesses.items()
+    }
+
+
+def beyond_tier(witnesses: dict[str, Witness], tier: str) -> list[str]:
+    """The mutants whose witness holds more than ``tier`` shows (``cut_to_tier``)."""
+    return [
+        mutant
+        for mutant, witness in witnesses.items()
+        if cut_to_tier({mutant: witness}, tier).get(mutant) != witness
+    ]
+
+
+def killing_tests(chapter: Chapter) -> str:
+    """Every witness's killing test, as the text of one file; empty where the kit holds none
+    (the student edition): copy detection compares students' tests with it."""
+    if chapter.witnesses is None or not chapter.witnesses.path.is_file():
+        return ""
+    tests = [w.test for w in read_witnesses(chapter.witnesses.path).values() if w.test]
+    return "\n\n".join(tests)
 
 
 def chapter_witnesses(chapter: Chapter) -> dict[str, Witness]:

@@ -170,3 +170,75 @@ def every_disguise(source: str, chapter: Chapter) -> str:
 def _rewritten(source: str, change: ast.NodeTransformer) -> str:
     tree = ast.fix_missing_locations(change.visit(ast.parse(source)))
     return ast.unparse(tree) + "\n"
+
+
+class _HelpersRenamed(ast.NodeTransformer):
+    """Every private helper (a function or method named ``_x``, not a dunder) renamed, at its
+    definition and at every call, and every docstring stripped."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def _renamed(self, name: str) -> str:
+        return self.names.get(name, name)
+
+    def _stripped(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        first = body[0] if body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            body = body[1:] or [ast.Pass()]
+        return body
+
+    def visit_Module(self, node: ast.Module) -> ast.Module:
+        node.body = self._stripped(node.body)
+        self.generic_visit(node)
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        node.body = self._stripped(node.body)
+        self.generic_visit(node)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.name = self._renamed(node.name)
+        node.body = self._stripped(node.body)
+        self.generic_visit(node)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.Attribute:
+        node.attr = self._renamed(node.attr)
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self._renamed(node.id)
+        return node
+
+
+def disguise_tree(source: str, seed: int = 0) -> str:
+    """A copy of an implementation as a student hiding it would hand it in: its private
+    helpers renamed, the methods of each class and the module's functions in another order,
+    every docstring and comment stripped, laid out anew; it behaves the same."""
+    tree = ast.parse(source)
+    words = random.Random(seed)
+    helpers = sorted(
+        {
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef)
+            and node.name.startswith("_")
+            and not node.name.startswith("__")
+        }
+    )
+    names = {
+        name: "_" + "".join(words.choice("bcdfghjklmnpqrstvwz") for _ in range(7)) + str(n)
+        for n, name in enumerate(helpers)
+    }
+    tree = _HelpersRenamed(names).visit(tree)
+    for node in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+        body = node.body
+        functions = [n for n in body if isinstance(n, ast.FunctionDef)]
+        others = [n for n in body if not isinstance(n, ast.FunctionDef)]
+        words.shuffle(functions)
+        node.body = others + functions
+    return ast.unparse(tree) + "\n"

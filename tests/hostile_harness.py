@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from disguise import disguise_tree
 
 import grader.cli
 import grader.validation
@@ -169,6 +170,15 @@ def lay_out(case: dict[str, Any], tmp_path: Path) -> Path:
         attack = (folder / "attack.py").read_text(encoding="utf-8")
         (folder / "attack.py").unlink()
         (folder / "radix.py").write_text(f"{REFERENCE}\n\n{attack}", encoding="utf-8")
+    if case.get("radix") == "in_the_map":  # issue 34: the tree hidden in the map's file
+        for need in CHAPTER.needs:
+            tree = [
+                line
+                for line in disguise_tree(REFERENCE, seed=34).splitlines()
+                if not line.startswith(("from __future__", f"from {need.module} import"))
+            ]
+            own_map = need.reference.read_text(encoding="utf-8")
+            (folder / need.implementation).write_text(own_map + "\n".join(tree) + "\n")
     if case.get("radix", "reference") in ("reference", "attack"):
         for need in CHAPTER.needs:  # the kit's map where the case brings no hostile one
             if not (folder / need.implementation).exists():
@@ -232,8 +242,13 @@ def assert_expected(report: CheckReport, expected: dict[str, Any]) -> None:
         assert any(
             line.startswith(start) and line.endswith(f"[{expected['code']}]") for line in found
         ), (expected["code"], expected.get("line"), found)
-    flagged = [known.source for known in report.known_sources if known.flagged]
+    on_tests = [k for k in report.known_sources if k.file == CHAPTER.student_tests]
+    flagged = [known.source for known in on_tests if known.flagged]
     assert flagged == expected.get("staff_flags", []), (flagged, report.known_sources)
+    if "staff_code_flags" in expected:
+        code = [k for k in report.known_sources if k.flagged and k not in on_tests]
+        found = sorted(f"{k.file}:{k.source}" for k in code)
+        assert found == expected["staff_code_flags"], (found, report.known_sources)
     statuses = {m.id: m.status for m in report.mutation.mutants} if report.mutation else {}
     for mutant, status in expected.get("mutants", {}).items():
         assert statuses.get(mutant) == status, (mutant, shown)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 from collections.abc import Callable
+from dataclasses import replace
 
 from rich.console import Console
 
@@ -40,6 +41,7 @@ from grader.output.terminal import (
 from grader.regrade import ResultCache
 from grader.results.batch import Manifest
 from grader.results.check import CheckReport
+from grader.results.kit import Edition
 from grader.sandbox.confine import ISOLATION_CHOICES
 from grader.static_rules import RULES
 from grader.submission import start_submission
@@ -160,7 +162,7 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     from grader.roster import read_roster
 
     limits = _batch_limits(args)
-    chapter = for_context(chapter, "staff")
+    chapter = replace(for_context(chapter, "staff"), hand_back_tier=args.tier or "")
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
@@ -231,13 +233,14 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         chapter, args.out, args.shards, limits, roster, args.canvas, args.canvas_assignment
     )
     render_merge(console, result)
-    return EXIT_FAIL if result.conflicts else EXIT_PASS
+    return EXIT_FAIL if result.conflicts or result.refused else EXIT_PASS
 
 
 def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.replay import replay_report
 
-    replay = replay_report(chapter, args.report, args.submission)
+    isolation = ISOLATION_CHOICES[args.isolation]
+    replay = replay_report(chapter, args.report, args.submission, isolation)
     render_replay(console, replay)
     return EXIT_PASS if replay.identical and not replay.key_changes else EXIT_FAIL
 
@@ -260,7 +263,10 @@ def cmd_gradescope_bundle(args: argparse.Namespace, chapter: Chapter, console: C
 def cmd_release(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.release import build_release
 
-    render_release(console, build_release("staff" if args.staff else "student", args.output))
+    if args.after_due and args.staff:
+        raise GraderError("--after-due is for the student edition: the staff edition has it all")
+    edition: Edition = "staff" if args.staff else "student"
+    render_release(console, build_release(edition, args.output, after_due=args.after_due))
     return EXIT_PASS
 
 

@@ -345,6 +345,13 @@ def _add_batch(subparsers: SubParsers) -> None:
         "similarity.csv and .html, class.html and .json (default reports)",
     )
     sub.add_argument(
+        "--tier",
+        choices=TIERS,
+        help="how much of each survivor the reports to hand back (students/NAME.txt and "
+        ".html) show (docs/witnesses.md); default: the most the catalog shows students before "
+        "the due date; NAME.staff-only.txt and NAME.json show the staff's tier",
+    )
+    sub.add_argument(
         "--manifest",
         type=Path,
         metavar="FILE",
@@ -433,6 +440,7 @@ def _add_replay(subparsers: SubParsers) -> None:
         metavar="DIR",
         help="the folder graded (default: the copy batch keeps, OUT/submissions/NAME)",
     )
+    _add_isolation(sub)
 
 
 def _add_regrade(subparsers: SubParsers) -> None:
@@ -477,9 +485,16 @@ def _add_release(subparsers: SubParsers) -> None:
     edition.add_argument(
         "--student",
         action="store_true",
-        help="the student edition: leaves out what the catalog marks staff-only",
+        help="the student edition: only what the catalog's [release] student list allows, "
+        "the witnesses at the tier students see before the due date",
     )
     edition.add_argument("--staff", action="store_true", help="the staff edition: the whole kit")
+    sub.add_argument(
+        "--after-due",
+        action="store_true",
+        help="with --student: the witnesses at the catalog's after-due tier (a test that "
+        "would kill each mutant, at full), for students once the due date has passed",
+    )
     sub.add_argument(
         "--output",
         "-o",

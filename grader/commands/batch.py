@@ -246,7 +246,7 @@ def _grade_one(
         )  # fmt: skip
         return row, None, (None, None)
     try:
-        report = check(located, folder, limits, pool=pool)
+        report = check(located, folder, limits, pool=pool, compare_copies=True)
         path = out / REPORTS / f"{name}.json"
         kept = _keep_files(out / SUBMISSIONS / name, report, folder)
         write_student_report(chapter, report, path, text_report)

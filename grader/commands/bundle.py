@@ -1,12 +1,24 @@
 """The Gradescope autograder zip (``grader gradescope-bundle``).
 
 The zip holds, at its root, ``setup.sh`` and ``run_autograder`` (from the
-kit's ``deploy/gradescope/`` folder), the kit's source as ``kit/``, and
-``constraints.txt``, which pins the kit's dependencies at the versions of the
-environment that built the zip, so the image grades with what staff tested.
-Gradescope runs ``setup.sh`` once to build its image (it installs the kit into
-``/autograder/venv``), then ``run_autograder`` once per submission, which runs
-``python -m grader.autograder``.
+kit's ``deploy/gradescope/`` folder), ``constraints.txt``, which pins the
+kit's dependencies at the versions of the environment that built the zip, so
+the image grades with what staff tested, and two folders:
+
+- ``kit/``: the kit's source as students may hold it, by the catalogs'
+  ``[release] student`` allow-list (``grader.editions``), the witnesses cut to
+  the students' tier, exactly what the student edition holds;
+- ``staff/``: what only staff may hold (the model answer, the whole
+  witnesses file with each mutant's killing test), at its path from the
+  kit's root.
+
+Gradescope runs ``setup.sh`` once to build its image: it installs ``kit/``
+into ``/autograder/venv``, puts each file of ``staff/`` into the installed
+kit readable by root alone (mode 0600), and makes ``/autograder/source``
+root's alone, so no run of a student's code (another uid, or ``nobody`` in
+namespaces) can read the staff material. It then runs ``run_autograder``
+once per submission, which runs ``python -m grader.autograder``. The zip is
+read back before it is kept: an entry off these lists stops the build.
 
 The root (``/autograder`` on Gradescope) comes from ``AUTOGRADER_ROOT``, so
 the same scripts run in the kit's tests against a temporary folder.
@@ -24,12 +36,17 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from grader import DISTRIBUTION
+from grader import DISTRIBUTION, editions
 from grader.catalog import kit_root
 from grader.errors import GraderError
 from grader.results.kit import Bundle
 
 SCRIPTS = ("setup.sh", "run_autograder")
+KIT = "kit/"
+"""Where the zip keeps the kit's source as students may hold it."""
+STAFF = "staff/"
+"""Where the zip keeps what only staff may hold, which ``setup.sh`` installs for root alone."""
+CONSTRAINTS = "constraints.txt"
 GRADESCOPE = Path("deploy") / "gradescope"
 """Where the scripts lie in the kit's repository."""
 BUILD_PARTS = ("pyproject.toml", "README.md", "grader")
@@ -50,26 +67,51 @@ def build_bundle(output: Path, root: Path | None = None) -> Bundle:
             "course's kit repository (with pyproject.toml and deploy/gradescope/)"
         )
     constraints = pinned_dependencies()
-    names: list[str] = []
+    files = list(kit_files(root))
+    audience = editions.students(root)
+    kit = editions.student_files(root, files, audience)
+    staff = editions.staff_material(root, files, audience)
+    pins = "".join(f"{line}\n" for line in constraints)
     partial = output.with_name(f".{output.name}.partial")
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as bundle:
             for script in SCRIPTS:
-                _add(bundle, root / GRADESCOPE / script, script, EXECUTABLE)
-                names.append(script)
-            for path in kit_files(root):
-                name = "kit/" + path.relative_to(root).as_posix()
-                _add(bundle, path, name, 0o644)
-                names.append(name)
-            pins = "".join(f"{line}\n" for line in constraints)
-            bundle.writestr(_entry("constraints.txt", 0o644), CONSTRAINTS_HEADER + pins)
-            names.append("constraints.txt")
+                bundle.writestr(
+                    _entry(script, EXECUTABLE), (root / GRADESCOPE / script).read_bytes()
+                )
+            for relative, data in kit.items():
+                bundle.writestr(_entry(KIT + relative, 0o644), data)
+            for relative, data in staff.items():
+                bundle.writestr(_entry(STAFF + relative, 0o600), data)
+            bundle.writestr(_entry(CONSTRAINTS, 0o644), CONSTRAINTS_HEADER + pins)
+        names = _read_back(partial, audience, staff)
         partial.replace(output)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    return Bundle(output, tuple(names), constraints)
+    return Bundle(output, names, constraints)
+
+
+def _read_back(path: Path, audience: editions.Audience, staff: dict[str, bytes]) -> tuple[str, ...]:
+    """Every entry of the zip at ``path``, once each proven to be one the bundle may hold:
+    the scripts and pins, ``kit/`` by the students' allow-list, ``staff/`` the staff material
+    alone."""
+    with zipfile.ZipFile(path) as bundle:
+        names = tuple(bundle.namelist())
+        entries = []
+        for name in names:
+            data = bundle.read(name)
+            if name in (*SCRIPTS, CONSTRAINTS) and names.count(name) == 1:
+                continue
+            if name.startswith(STAFF) and staff.get(name.removeprefix(STAFF)) == data:
+                continue
+            relative = name.removeprefix(KIT) if name.startswith(KIT) else f"(outside kit/) {name}"
+            entries.append((name, relative, data))
+        editions.prove_contents(
+            f"the Gradescope bundle {path.name}", entries, audience, staff.values()
+        )
+    return names
 
 
 def kit_files(root: Path) -> Iterator[Path]:
@@ -103,10 +145,6 @@ def _entry(name: str, mode: int) -> zipfile.ZipInfo:
     info.external_attr = (stat.S_IFREG | mode) << 16
     info.compress_type = zipfile.ZIP_DEFLATED
     return info
-
-
-def _add(bundle: zipfile.ZipFile, path: Path, name: str, mode: int) -> None:
-    bundle.writestr(_entry(name, mode), path.read_bytes())
 
 
 def pinned_dependencies(distribution: str = DISTRIBUTION) -> tuple[str, ...]:

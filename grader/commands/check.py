@@ -44,12 +44,23 @@ from grader.regrade import ResultCache, content_key, kit_fingerprint
 from grader.results.check import CheckReport, CourseTestsResult, MutationResult, StudentTestsResult
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.job import OTHER_HASH_SEED
-from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool, require_isolation
 from grader.sandbox.host.result import RunResult, merged_runs
-from grader.similarity import COURSE_TESTS, MODEL_ANSWER, KnownSource, known_sources
+from grader.similarity import (
+    COURSE_TESTS,
+    INTERFACE,
+    MODEL_ANSWER,
+    REFERENCE,
+    WITNESS_TESTS,
+    KnownSource,
+    defines_interface,
+    known_sources,
+    takes_interface,
+)
 from grader.submission import Submission, read_submission
 from grader.tracebacks import for_students
 from grader.validation import disagreements, validate
+from grader.witness import killing_tests
 
 
 @dataclass(frozen=True)
@@ -88,8 +99,13 @@ def check(
     progress: Progress | None = None,
     pool: WorkerPool | None = None,
     cache: ResultCache | None = None,
+    compare_copies: bool = False,
 ) -> CheckReport:
     """Grade the submission in ``folder``: the phases in the module docstring.
+
+    Copy scores are the staff's (docs/security.md): only with ``compare_copies`` (batch,
+    the Gradescope autograder, a replay) does the report carry ``known_sources``
+    (``compare_with_the_kit``); a student's own check never shows one.
 
     Pass a ``pool`` to share warm workers between many checks (batch grading);
     otherwise the check starts its own, only if a phase must run, and closes it when
@@ -103,14 +119,15 @@ def check(
     started = time.monotonic()
     graded_at = datetime.now(UTC).isoformat(timespec="seconds")
     mutants = mutant_sources(chapter)  # first: a broken kit fails every check, whatever it holds
-    keys = _phase_keys(chapter, submission, limits, resolved.sources)
-    course_phase = cache.get(keys["course_tests"], CoursePhase) if cache else None
-    tests_phase = cache.get(keys["tests"], ValidationPhase) if cache else None
-    yours_phase = cache.get(keys["yours"], YoursPhase) if cache else None
+    level = pool.isolation if pool is not None else require_isolation(limits.isolation)
+    keys = _phase_keys(chapter, submission, limits, resolved.sources, level)
+    course_phase = cache.get(keys["course_tests"], CoursePhase, level) if cache else None
+    tests_phase = cache.get(keys["tests"], ValidationPhase, level) if cache else None
+    yours_phase = cache.get(keys["yours"], YoursPhase, level) if cache else None
     if course_phase is None or tests_phase is None or yours_phase is None:
         if pool is None:
             with WorkerPool(minimum=limits.isolation, other_seed=False) as own_pool:
-                return check(chapter, folder, limits, progress, own_pool, cache)
+                return check(chapter, folder, limits, progress, own_pool, cache, compare_copies)
         course_phase, tests_phase, yours_phase = _run_phases(
             chapter,
             submission,
@@ -128,11 +145,12 @@ def check(
                 ("tests", tests_phase),
                 ("yours", yours_phase),
             ):
-                cache.put(keys[name], phase)
+                cache.put(keys[name], phase, pool.isolation)
     reused = tuple(name for name, key in keys.items() if cache is not None and key in cache.hits)
     phases = (course_phase, tests_phase, yours_phase)
     report = _report(chapter, folder, submission, resolved, limits, phases, started)
-    return replace(report, graded_at=graded_at, reused=reused)
+    known = compare_with_the_kit(chapter, submission, resolved) if compare_copies else ()
+    return replace(report, graded_at=graded_at, reused=reused, known_sources=known)
 
 
 def _report(
@@ -181,7 +199,6 @@ def _report(
         files=files,
         unmodified=unmodified_files(chapter, submission),
         isolation=isolation,
-        known_sources=compare_with_the_kit(chapter, submission.tests),
         key=result_key(chapter, graded, settings, isolation),
         settings=settings,
         dependencies=resolved.uses,
@@ -196,8 +213,9 @@ def course_tests_only(
     the course tests run as ``check`` runs them, and the result cached in turn."""
     submission = read_submission(chapter, folder)
     resolved = resolve(chapter, folder, submission.implementation, limits.ref_deps)
-    key = _phase_keys(chapter, submission, limits, resolved.sources)["course_tests"]
-    phase = cache.get(key, CoursePhase) if cache else None
+    level = require_isolation(limits.isolation)
+    key = _phase_keys(chapter, submission, limits, resolved.sources, level)["course_tests"]
+    phase = cache.get(key, CoursePhase, level) if cache else None
     if phase is None:
         with (
             WorkerPool(minimum=limits.isolation, other_seed=False) as pool,
@@ -207,29 +225,66 @@ def course_tests_only(
             runs = _start_course_tests(chapter, submission, limits, pool, threads, resolved.sources)
             phase = _course_phase(chapter, submission, runs, pool, started)
         if cache is not None:
-            cache.put(key, phase)
+            cache.put(key, phase, pool.isolation)
     return phase.result
 
 
-def compare_with_the_kit(chapter: Chapter, tests: str | None) -> tuple[KnownSource, ...]:
-    """A student's test file against the course tests and, in the staff edition, the model
-    answer: a copy of the kit's own tests is flagged for staff at every grading."""
-    if chapter.similarity is None or tests is None:
+def compare_with_the_kit(
+    chapter: Chapter, submission: Submission, resolved: Resolved
+) -> tuple[KnownSource, ...]:
+    """Every file the student hands in against every source the kit knows, for staff: the
+    test file against the course tests, the witnesses' killing tests and, in the staff
+    edition, the model answer; ``radix.py`` and each needed module of the student's own
+    against the reference; and a needed module that defines the chapter's interface (the
+    tree hidden in ``robin_hood.py``) flagged with its reason. What every student is given
+    (the stub, the skeleton, the kit's copy of each needed module) never counts."""
+    if chapter.similarity is None:
         return ()
-    sources = {COURSE_TESTS: chapter.course_test_file.read_text(encoding="utf-8")}
-    if chapter.model_tests.is_file():
-        sources[MODEL_ANSWER] = chapter.model_tests.read_text(encoding="utf-8")
+    settings = chapter.similarity
     given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
-    return known_sources(tests, sources, given, chapter.similarity)
+    given += [need.reference.read_text("utf-8") for need in chapter.needs]
+    found: list[KnownSource] = []
+    if submission.tests is not None:
+        sources = {COURSE_TESTS: chapter.course_test_file.read_text(encoding="utf-8")}
+        if chapter.model_tests.is_file():
+            sources[MODEL_ANSWER] = chapter.model_tests.read_text(encoding="utf-8")
+        if killing := killing_tests(chapter):
+            sources[WITNESS_TESTS] = killing
+        tests = submission.tests
+        found += known_sources(chapter.student_tests, tests, "tests", sources, given, settings)
+    reference = {REFERENCE: chapter.reference.read_text(encoding="utf-8")}
+    code: list[tuple[str | None, str | None]] = [
+        (chapter.implementation, submission.implementation)
+    ]
+    modules = dict(resolved.sources)
+    code += [(u.file, modules.get(u.module)) for u in resolved.uses if u.used == "submission"]
+    for file, text in code:
+        if file is None or text is None:
+            continue
+        found += known_sources(file, text, "implementation", reference, given, settings)
+        interface = sorted(chapter.interface)
+        if file != chapter.implementation:
+            reason = defines_interface(text, Path(file).name, interface)
+        else:
+            needed = [need.module for need in chapter.needs]
+            reason = takes_interface(text, file, needed, interface)
+        if reason is not None:
+            found.append(KnownSource(INTERFACE, None, True, file, reason))
+    return tuple(found)
 
 
 ISOLATION_ORDER: tuple[IsolationLevel, ...] = ("none", "uid", "namespaces")
 
 
 def _phase_keys(
-    chapter: Chapter, submission: Submission, limits: Limits, dependencies: Sources
+    chapter: Chapter,
+    submission: Submission,
+    limits: Limits,
+    dependencies: Sources,
+    level: IsolationLevel,
 ) -> dict[str, str]:
-    """Each phase's cache key: the kit, the files that decide the phase, the limits.
+    """Each phase's cache key: the kit, the files that decide the phase, the limits, and the
+    isolation ``level`` the runs get (not the minimum asked for: ``grader.regrade``).
 
     The student's implementation is decided by its own text and by the modules it
     ran with (``dependencies``: the student's own or the kit's).
@@ -246,16 +301,14 @@ def _phase_keys(
     kit = kit_fingerprint(chapter)
     return {
         "course_tests": content_key(
-            kit, "course_tests", implementation, limits.course_tests, limits.isolation
+            kit, "course_tests", implementation, limits.course_tests, level
         ),
         # whether mutants carry their titles is the chapter's setting, which --mutant-titles
         # overrides: it shapes the stored result too
         "tests": content_key(
-            kit, "tests", tests, *student_limits, limits.isolation, chapter.show_mutant_titles
+            kit, "tests", tests, *student_limits, level, chapter.show_mutant_titles
         ),
-        "yours": content_key(
-            kit, "yours", tests, implementation, limits.student_tests, limits.isolation
-        ),
+        "yours": content_key(kit, "yours", tests, implementation, limits.student_tests, level),
     }
 
 

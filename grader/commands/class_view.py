@@ -10,9 +10,10 @@ report and the copy of the files graded (``submissions/NAME/``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -48,12 +49,16 @@ from grader.similarity import (
     COURSE_TESTS,
     MODEL_ANSWER,
     REFERENCE,
+    WITNESS_TESTS,
     ClassFile,
     Fingerprinter,
     Similarity,
     find_copies,
+    module_owner,
     text_score,
 )
+from grader.submission import SubmissionProblem, read_text_inside
+from grader.witness import killing_tests
 
 PoolFactory = Callable[[], WorkerPool]
 
@@ -67,7 +72,9 @@ class CopyFinder:
         assert chapter.similarity is not None
         self.chapter, self.limits = chapter, limits
         given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
+        given += [need.reference.read_text("utf-8") for need in chapter.needs]  # the kit's map
         self.fingerprints = Fingerprinter(given, chapter.similarity)
+        self.killing_tests = killing_tests(chapter)
         self.model_answer = chapter.model_tests.read_text(encoding="utf-8")
         self.files: dict[str, list[ClassFile]] = {}
         self.model_run: Future[dict[str, tuple[str, ...]]] | None = None
@@ -96,6 +103,14 @@ class CopyFinder:
             pool, threads = beside
             self.model_run = threads.submit(_model_answer_kills, self.chapter, self.limits, pool)
 
+    def add_modules(self, name: str, texts: Mapping[str, str]) -> None:
+        """The student's own copy of each module the chapter needs (file to text), compared
+        as code with every other file (``similarity.module_owner``), in place of any
+        added before."""
+        files = self.files.setdefault(name, [])
+        files[:] = [f for f in files if "/" not in f.owner]
+        files += [ClassFile(module_owner(name, f), "implementation", t) for f, t in texts.items()]
+
     def compare(self, names: Sequence[str], pool: PoolFactory) -> Similarity:
         """Every student's files against each other's and the kit's (``grader.similarity``)."""
         files = [file for name in names for file in self.files.get(name, ())]
@@ -104,6 +119,8 @@ class CopyFinder:
         files.append(ClassFile(MODEL_ANSWER, "tests", self.model_answer))
         course_tests = self.chapter.course_test_file.read_text("utf-8")
         files.append(ClassFile(COURSE_TESTS, "tests", course_tests))
+        if self.killing_tests:
+            files.append(ClassFile(WITNESS_TESTS, "tests", self.killing_tests))
         run = self.model_run
 
         def model_kills() -> dict[str, tuple[str, ...]]:
@@ -112,7 +129,12 @@ class CopyFinder:
             with pool() as own:
                 return _model_answer_kills(self.chapter, self.limits, own)
 
-        return find_copies(files, self.fingerprints, len(self.chapter.wheats), model_kills)
+        chapter = self.chapter
+        wheats, interface = len(chapter.wheats), sorted(chapter.interface)
+        needed = [need.module for need in chapter.needs]
+        return find_copies(
+            files, self.fingerprints, wheats, model_kills, interface, needed, chapter.implementation
+        )
 
 
 def _model_answer_kills(
@@ -160,6 +182,20 @@ def stored_files(out: Path, cells: Sequence[str]) -> tuple[str | None, str | Non
     return texts[0], texts[1]
 
 
+def stored_modules(out: Path, student: str, report: CheckReport | None) -> dict[str, str]:
+    """The student's own copy of each needed module the report ran with, as the batch kept
+    it under ``submissions/NAME/`` (file to text)."""
+    if report is None or student != Path(student).name or student in ("", ".", ".."):
+        return {}
+    folder = out / SUBMISSIONS / student
+    found = {}
+    for use in report.dependencies:
+        if use.used == "submission" and use.file is not None:
+            with contextlib.suppress(SubmissionProblem, OSError, ValueError):
+                found[use.file] = read_text_inside(folder, folder / use.file)
+    return found
+
+
 def rebuild_class(
     chapter: Chapter,
     out: Path,
@@ -185,6 +221,7 @@ def rebuild_class(
             if untext(key) not in copies.files:
                 implementation, tests = stored_files(out, cells)
                 copies.add(untext(key), implementation, tests, reports[untext(key)])
+            copies.add_modules(untext(key), stored_modules(out, untext(key), reports[untext(key)]))
         started = time.monotonic()
         similarity = copies.compare(names, pool)
         seconds = round(time.monotonic() - started, 3)

@@ -9,6 +9,12 @@ it, so nothing is chosen silently. With different keys the row graded later
 wins (on the same second, it is a conflict too). Merging a shard again, or a
 shard already merged, changes nothing: ``merge(merge(a, b), b) == merge(a, b)``.
 Then the class view is drawn over the merged class (``class_view``).
+
+A shard is data to check, not an authority (docs/security.md): a row whose
+report's provenance does not give the very key the row is filed under, whose
+runs got a weaker isolation than the class requires (``--isolation``), or
+that claims a grade with no report behind it, is refused with its reason,
+and the merge exits 1.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 
 from grader.catalog import Chapter
 from grader.commands.class_view import rebuild_class
-from grader.errors import GraderError
+from grader.errors import GraderError, describe
 from grader.gradebook import (
     COLUMNS,
     CONFLICTS,
@@ -31,6 +37,7 @@ from grader.gradebook import (
     back_up,
     cell,
     checked_name,
+    points,
     read_gradebook,
     report_files,
     untext,
@@ -40,10 +47,12 @@ from grader.gradebook import (
 from grader.jobs import Limits
 from grader.output.check_json import stable_part
 from grader.output.files import copy_files, remove_folder, replace_folder, write_atomically
-from grader.provenance import text_digest
+from grader.provenance import key_from_dict, text_digest
 from grader.results.batch import Conflict, MergeResult
 from grader.roster import RosterEntry
+from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
 from grader.sandbox.host.pool import WorkerPool
+from grader.submission import SubmissionProblem, read_text_inside
 
 
 def merge_outputs(
@@ -61,13 +70,8 @@ def merge_outputs(
     before = dict(rows)
     tally = _Tally(rows)
     for shard in shards:
-        if shard.resolve() == out.resolve():
-            continue
-        theirs = read_gradebook(shard / GRADEBOOK)
-        if not theirs and not (shard / GRADEBOOK).is_file():
-            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
-        for key, cells in theirs.items():
-            tally.take(out, shard, key, cells)
+        if shard.resolve() != out.resolve():
+            tally.take_shard(out, shard, limits.isolation)
     added, replaced, conflicts, unchanged = (
         tally.added,
         tally.replaced,
@@ -101,7 +105,32 @@ def merge_outputs(
         len(rows),
         view,
         backup,
+        tuple(tally.refused),
     )
+
+
+def _unmet(shard: Path, cells: Sequence[str], minimum: IsolationLevel) -> str | None:
+    """Why a shard's row does not meet the class's requirement, or ``None`` if it does: its
+    report's provenance must give the row's key, at ``minimum`` isolation or more; a row
+    without a report may only be a fail with no points."""
+    relative = untext(cell(cells, "report"))
+    if not relative:
+        if cell(cells, "verdict") == "fail" and points(cells) == 0.0:
+            return None
+        return "its row claims a grade with no report behind it"
+    try:
+        data = json.loads(read_text_inside(shard, shard / relative))
+        key = key_from_dict(data["provenance"])
+    except (SubmissionProblem, ValueError, KeyError, TypeError) as error:
+        return f"its report {relative} cannot be read as this kit's: {describe(error)}"
+    if key.digest != untext(cell(cells, "key")):
+        return f"its report's provenance gives the key {key.digest}, not the row's"
+    if key.isolation not in LEVELS or not level_at_least(key.isolation, minimum):
+        return (
+            f"graded at isolation {key.isolation!r}, and the class requires {minimum!r} or "
+            "more: grade it again where runs get that level"
+        )
+    return None
 
 
 class _Tally:
@@ -115,6 +144,20 @@ class _Tally:
         self.unchanged = 0
         self.pending: list[tuple[Path, str]] = []
         """The students whose reports and files are to be copied from a shard."""
+        self.refused: list[tuple[str, str]] = []
+        """The rows left out, each with why (``_unmet``)."""
+
+    def take_shard(self, out: Path, shard: Path, minimum: IsolationLevel) -> None:
+        """Every row of ``shard`` that meets the class's requirement (``_unmet``)."""
+        theirs = read_gradebook(shard / GRADEBOOK)
+        if not theirs and not (shard / GRADEBOOK).is_file():
+            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
+        for key, cells in theirs.items():
+            why = _unmet(shard, cells, minimum)
+            if why is not None:
+                self.refused.append((checked_name(untext(key), str(shard / GRADEBOOK)), why))
+            else:
+                self.take(out, shard, key, cells)
 
     def take(self, out: Path, shard: Path, key: str, cells: list[str]) -> None:
         """One row of ``shard``: new, newer, the same, or a conflict kept beside."""

@@ -1,30 +1,33 @@
 """``release``: the editions of the kit as wheels, one for students and one for staff.
 
 The student edition is what staff hand to students (and what the GitHub
-workflow template installs): the grader, the stub, the course tests, the
-mutants, the wheats and the reference they need to grade their work locally,
-and none of the files the catalogs mark ``staff_only`` (the model answer to
-the students' own tests). The staff edition is the whole kit, as
-``pip install .`` from the repository gives it.
+workflow template installs): built from the allow-list of the catalogs'
+``[release] student`` (``grader.editions``): the grader, the stub, the course
+tests, the mutants, the wheats and the reference students need to grade their
+work locally, the witnesses cut to the tier students see before the due date
+(``--after-due``: the after-due tier, where staff ask for it), and never a
+file the catalogs mark ``staff_only`` (the model answer to the students' own
+tests). The staff edition is the whole kit, as ``pip install .`` from the
+repository gives it.
 
 The wheel is built in-process by hatchling, the kit's own build backend, from
-a copy of the checkout without the staff-only files, so nothing in the
-checkout changes. Its version carries the local label ``+student``, so the two
-editions never share a file name. The built wheel is then read back: a
-staff-only file found in it, by path or by content, stops the release.
+a copy of the checkout holding only what the edition may hold, so nothing in
+the checkout changes. Its version carries the local label ``+student``, so the
+two editions never share a file name. The built wheel is then read back
+(``editions.prove_contents``): a file off the list, a staff-only file under
+any name or a witness beyond its tier stops the release.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterable
 from pathlib import Path
 
-from grader.catalog import CHAPTERS, kit_root, load_chapter
+from grader import editions
+from grader.catalog import kit_root
 from grader.commands.bundle import CONSTRAINTS_HEADER, kit_files, pinned_dependencies
 from grader.errors import GraderError
 from grader.results.kit import Edition, Release
@@ -35,22 +38,23 @@ WHEEL_KIT = "grader/kit/"
 """Where the wheel keeps the kit's content (``pyproject.toml``'s force-include)."""
 CONSTRAINTS = "constraints.txt"
 _VERSION_LINE = re.compile(r'^version = "([^"+]+)"$', re.MULTILINE)
+_METADATA = re.compile(r"^[^/]+\.dist-info/[^/]+$")
+"""The wheel's own metadata (``METADATA``, ``RECORD``...): the build's, not the kit's."""
 
 
-def staff_only_patterns(root: Path) -> tuple[str, ...]:
-    """The ``staff_only`` patterns of every chapter the kit ships."""
-    patterns: list[str] = []
-    for chapter_id in sorted(CHAPTERS):
-        patterns += load_chapter(chapter_id, root).staff_only
-    return tuple(patterns)
+def kit_path(name: str) -> str | None:
+    """The path from the kit's root of the wheel entry ``name``; ``None`` for the wheel's own
+    metadata."""
+    if _METADATA.match(name):
+        return None
+    return name.removeprefix(WHEEL_KIT) if name.startswith(WHEEL_KIT) else name
 
 
-def is_staff_only(relative: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(relative, pattern) for pattern in patterns)
-
-
-def build_release(edition: Edition, output: Path, root: Path | None = None) -> Release:
-    """Build the ``edition`` wheel of the kit checked out at ``root`` into the folder ``output``."""
+def build_release(
+    edition: Edition, output: Path, root: Path | None = None, after_due: bool = False
+) -> Release:
+    """Build the ``edition`` wheel of the kit checked out at ``root`` into the folder ``output``
+    (a student edition with ``after_due``: the witnesses at the after-due tier)."""
     root = root or kit_root()
     if not (root / "pyproject.toml").is_file():
         raise GraderError(
@@ -64,17 +68,30 @@ def build_release(edition: Edition, output: Path, root: Path | None = None) -> R
             "building a release needs hatchling, the kit's build backend: "
             "pip install 'ds07-grader[release]'"
         ) from error
-    patterns = staff_only_patterns(root) if edition == "student" else ()
+    files = list(kit_files(root))
+    every = {path.relative_to(root).as_posix(): path.read_bytes() for path in files}
+    audience = editions.students(root, after_due) if edition == "student" else None
+    kept = every if audience is None else editions.student_files(root, files, audience)
+    left_out = tuple(relative for relative in every if relative not in kept)
     output.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-release-") as temporary:
         staging, built = Path(temporary) / "kit", Path(temporary) / "dist"
-        left_out = _stage(root, staging, patterns)
+        for relative, data in kept.items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         if edition == "student":
             _label_version(staging / "pyproject.toml")
         names = list(WheelBuilder(str(staging)).build(directory=str(built), versions=["standard"]))
         wheel = Path(names[0])
-        if edition == "student":
-            _prove_left_out(wheel, root, left_out, patterns)
+        with zipfile.ZipFile(wheel) as archive:
+            contents = tuple(sorted(archive.namelist()))
+            if audience is not None:
+                secrets = editions.staff_material(root, files, audience).values()
+                entries = ((n, kit_path(n), archive.read(n)) for n in contents)
+                editions.prove_contents(
+                    f"the student edition {wheel.name}", entries, audience, secrets
+                )
         target = output / wheel.name
         partial = output / f".{wheel.name}.partial"
         shutil.copyfile(wheel, partial)
@@ -84,21 +101,7 @@ def build_release(edition: Edition, output: Path, root: Path | None = None) -> R
     partial = output / f".{CONSTRAINTS}.partial"
     partial.write_text(CONSTRAINTS_HEADER + pins, encoding="utf-8")
     partial.replace(constraints)
-    return Release(edition, target, constraints, left_out)
-
-
-def _stage(root: Path, staging: Path, patterns: tuple[str, ...]) -> tuple[str, ...]:
-    """Copy what building the wheel needs into ``staging``, except staff-only files."""
-    left_out = []
-    for path in kit_files(root):
-        relative = path.relative_to(root).as_posix()
-        if is_staff_only(relative, patterns):
-            left_out.append(relative)
-            continue
-        target = staging / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    return tuple(left_out)
+    return Release(edition, target, constraints, left_out, contents)
 
 
 def _label_version(pyproject: Path) -> None:
@@ -107,20 +110,3 @@ def _label_version(pyproject: Path) -> None:
     if count != 1:
         raise GraderError(f"the kit is broken: no plain version line in {pyproject}")
     pyproject.write_text(labelled, encoding="utf-8")
-
-
-def _prove_left_out(
-    wheel: Path, root: Path, left_out: tuple[str, ...], patterns: tuple[str, ...]
-) -> None:
-    """Stop unless the wheel holds no staff-only file, under its own path or any other."""
-    secrets = {(root / relative).read_bytes() for relative in left_out}
-    with zipfile.ZipFile(wheel) as archive:
-        for name in archive.namelist():
-            relative = name.removeprefix(WHEEL_KIT)
-            if (name.startswith(WHEEL_KIT) and is_staff_only(relative, patterns)) or (
-                archive.read(name) in secrets
-            ):
-                raise GraderError(
-                    f"the kit is broken: the student edition would ship {name}, "
-                    "which the catalog marks staff-only"
-                )

@@ -2,8 +2,11 @@
 
 ``replay REPORT`` answers a grade inquiry: it grades the files the report
 graded (the copy batch keeps under ``submissions/NAME/``, or a folder given)
-with the settings the report recorded and at the isolation it got, then says
-whether the verdict, the grade and every kill are the same. ``regrade OUT``
+with the settings the report recorded, then says whether the verdict, the
+grade and every kill are the same. A report is data a student may have made
+or edited, compared, never obeyed (docs/security.md): the runs get the level
+this machine gives (at least the staff's ``--isolation``), never less than
+the level the report records, and nothing in the report lowers it. ``regrade OUT``
 is the release gate: every student of a graded class graded again with the
 kit installed now, and, per student, whose verdict, grade, course tests or
 kills would change, and which part of the key (``grader.provenance``) moved.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+import typing
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -35,7 +39,7 @@ from grader.locate import RefusedSubmission, locate
 from grader.output.check_json import SCHEMA_VERSION, report_to_dict, stable_part
 from grader.provenance import key_from_dict
 from grader.results.replay import Change, Regrade, Replay
-from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
 from grader.sandbox.host.pool import WorkerPool
 
 
@@ -128,7 +132,7 @@ def regrade_one(
             show_mutant_titles=run_settings.get("mutant_titles") is True,
         )
     located = locate(chapter, folder)
-    report = check(located, folder, limits, pool=pool)
+    report = check(located, folder, limits, pool=pool, compare_copies=True)
     after = report_to_dict(report, chapter)
     graded = str(before["provenance"].get("folder", ""))
     if graded and graded != str(folder):  # a message naming the folder names the one graded
@@ -138,8 +142,35 @@ def regrade_one(
     return compare_reports(before, after), _key_changes(before, after)
 
 
-def replay_report(chapter: Chapter, path: Path, submission: Path | None = None) -> Replay:
-    """Grade what the report at ``path`` graded, exactly as it was graded (module docstring).
+def recorded_level(report: dict[str, Any], path: Path | str) -> IsolationLevel:
+    """The isolation level ``report`` says its runs got: one of the levels, or a
+    ``GraderError`` naming the report."""
+    level = report.get("provenance", {}).get("isolation")
+    if level not in LEVELS:
+        raise GraderError(
+            f"{path} records no isolation level the kit knows ({level!r}): it is not a report "
+            "this kit wrote; grade the submission with grader check instead"
+        )
+    return typing.cast(IsolationLevel, level)
+
+
+def replay_level(
+    report: dict[str, Any], path: Path | str, minimum: IsolationLevel
+) -> IsolationLevel:
+    """The least level a replay of ``report`` may run at: the staff's ``minimum`` or the level
+    the report records, whichever is stronger (a report raises it, never lowers it)."""
+    recorded = recorded_level(report, path)
+    return recorded if level_at_least(recorded, minimum) else minimum
+
+
+def replay_report(
+    chapter: Chapter,
+    path: Path,
+    submission: Path | None = None,
+    isolation: IsolationLevel = "none",
+) -> Replay:
+    """Grade what the report at ``path`` graded, with the settings it records, at the level
+    this machine gives, at least ``isolation`` and the report's own (module docstring).
 
     ``submission`` defaults to the copy a batch keeps: ``OUT/submissions/NAME/`` beside
     ``OUT/students/NAME.json``.
@@ -151,10 +182,9 @@ def replay_report(chapter: Chapter, path: Path, submission: Path | None = None) 
         raise GraderError(
             f"{folder} does not exist: pass the folder that was graded with --submission"
         )
-    provenance = before["provenance"]
-    isolation: IsolationLevel = provenance["isolation"]
-    limits = limits_from_settings(provenance["run_settings"], isolation)
-    with WorkerPool(minimum=isolation, at_most=isolation) as pool:
+    minimum = replay_level(before, path, isolation)
+    limits = limits_from_settings(before["provenance"]["run_settings"], minimum)
+    with WorkerPool(minimum=minimum) as pool:
         try:
             changes, keys = regrade_one(chapter, before, folder, limits, pool)
         except RefusedSubmission as refused:
@@ -181,15 +211,20 @@ def regrade_class(
             continue
         try:
             before = read_report(out / relative)
+            recorded_level(before, out / relative)
         except GraderError as error:
             skipped.append((student, error.message))
             continue
         todo.append((student, before, out / SUBMISSIONS / student))
     with WorkerPool(minimum=isolation) as pool, ThreadPoolExecutor(max(1, jobs)) as threads:
+        weaker = [item for item in todo if not level_at_least(pool.isolation, _level(item[1]))]
+        for student, before, _ in weaker:  # never graded again below the level it was
+            skipped.append((student, _too_weak(before, pool.isolation)))
+        todo = [item for item in todo if item not in weaker]
 
         def again(student: str, before: dict[str, Any], folder: Path) -> Replay:
             run_settings = before["provenance"]["run_settings"]
-            limits = limits_from_settings(run_settings, isolation)
+            limits = limits_from_settings(run_settings, pool.isolation)
             try:
                 changes, keys = regrade_one(chapter, before, folder, limits, pool)
             except RefusedSubmission as refused:
@@ -199,3 +234,14 @@ def regrade_class(
         futures = [threads.submit(again, *item) for item in todo]
         students = tuple(future.result() for future in futures)
     return Regrade(out, students, tuple(skipped), round(time.monotonic() - started, 3))
+
+
+def _level(report: dict[str, Any]) -> IsolationLevel:
+    return recorded_level(report, "the report")
+
+
+def _too_weak(report: dict[str, Any], level: IsolationLevel) -> str:
+    return (
+        f"graded at {_level(report)!r}, and this machine gives runs only {level!r}: regrade "
+        "where it gives that level, never below it"
+    )

@@ -19,6 +19,7 @@ from typing import Any
 
 from grader import __version__
 from grader.catalog import Chapter
+from grader.dependencies import DependencyUse
 from grader.grade import Grade, grade
 from grader.output.wording import grade_breakdown
 from grader.provenance import key_from_dict
@@ -81,7 +82,13 @@ def report_to_dict(report: CheckReport, chapter: Chapter) -> dict[str, Any]:
         },
         "mutation": _mutation(chapter, report),
         "known_sources": [
-            {"source": k.source, "score": k.score, "flagged": k.flagged}
+            {
+                "file": k.file,
+                "source": k.source,
+                "score": k.score,
+                "flagged": k.flagged,
+                "reason": k.reason,
+            }
             for k in report.known_sources
         ],
         "provenance": _provenance(chapter, report),
@@ -221,9 +228,19 @@ def report_from_dict(data: dict[str, Any]) -> CheckReport:
         graded_at=str(data.get("graded_at", "")),
         isolation=data.get("isolation", "none"),
         known_sources=tuple(
-            KnownSource(str(k["source"]), float(k["score"]), bool(k["flagged"]))
+            KnownSource(
+                str(k["source"]),
+                None if k["score"] is None else float(k["score"]),
+                bool(k["flagged"]),
+                str(k.get("file", "")),
+                str(k.get("reason", "")),
+            )
             for k in data.get("known_sources", ())
         ),
         key=None if provenance is None else key_from_dict(provenance),
         settings=dict(provenance["run_settings"]) if provenance else {},
+        dependencies=tuple(
+            DependencyUse(str(id_), str(use["module"]), use["used"], use["file"])
+            for id_, use in data.get("dependencies", {}).items()
+        ),
     )

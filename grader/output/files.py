@@ -42,6 +42,7 @@ from grader.output.mutation_report import mutation_report, mutation_report_json
 from grader.output.summary import SUMMARY_VARIABLE, report_to_markdown
 from grader.results.audit import AuditReport
 from grader.results.check import CheckReport
+from grader.witness import hand_back
 
 TitleChoice = Literal["catalog", "show", "hide"]
 TextReport = Callable[[Chapter, CheckReport], str]
@@ -129,15 +130,23 @@ def append_step_summary(
     return path
 
 
+STAFF_ONLY_TEXT = ".staff-only.txt"
+"""The suffix of a graded student's report at the staff's tier: not to hand back."""
+
+
 def write_student_report(
     chapter: Chapter, report: CheckReport, path: Path, text_report: TextReport | None
 ) -> None:
-    """A student's report in a graded class: ``path`` (JSON) and beside it ``.html`` and, given
-    ``text_report``, ``.txt`` (as the terminal shows it)."""
+    """A student's report in a graded class: ``path`` (JSON, the staff's record) and beside it,
+    to hand back, ``.html`` and, given ``text_report``, ``.txt`` (as the terminal shows it) at
+    the tier students are given (``witness.hand_back``); the text at the staff's tier goes to
+    ``NAME.staff-only.txt``."""
+    student = hand_back(chapter)
     write_atomically(path, report_to_json(report, chapter))
-    write_atomically(path.with_suffix(".html"), student_page(chapter, report))
+    write_atomically(path.with_suffix(".html"), student_page(student, report))
     if text_report is not None:
-        write_atomically(path.with_suffix(".txt"), text_report(chapter, report))
+        write_atomically(path.with_suffix(".txt"), text_report(student, report))
+        write_atomically(path.with_suffix(STAFF_ONLY_TEXT), text_report(chapter, report))
 
 
 def replace_folder(folder: Path, texts: Mapping[str, str]) -> None:

@@ -38,7 +38,7 @@ from grader.witness import chapter_witnesses
 VISIBLE = "visible"
 HIDDEN = "hidden"
 """Gradescope's visibility for entries only staff see."""
-STAFF_ENTRY = "For staff: the test file against the kit's own tests"
+STAFF_ENTRY = "For staff: the files handed in against the kit's own"
 """The hidden entry that flags a copy of the kit's own tests; its status is no verdict."""
 
 
@@ -122,15 +122,19 @@ def _known_sources_entry(report: CheckReport) -> dict[str, Any]:
     """For staff only (hidden from students): the test file against the kit's own test files,
     flagged when it comes as close as a copy; no score, so the grade stays what grading gave."""
     flagged = [k for k in report.known_sources if k.flagged]
-    scores = ", ".join(f"{k.source} {k.score:.2f}" for k in report.known_sources)
+    scores = ", ".join(
+        f"{k.file} ~ {k.source} {k.score:.2f}" for k in report.known_sources if k.score is not None
+    )
     if flagged:
-        names = " and ".join(k.source for k in flagged)
+        names = "; ".join(
+            k.reason or f"{k.file} is as close to the kit's {k.source} as a copy" for k in flagged
+        )
         output = (
-            f"FLAGGED for staff: the test file is as close to the kit's {names} as a copy is "
-            f"(text scores: {scores}); look at it beside them before the grade stands"
+            f"FLAGGED for staff: {names} (text scores: {scores}); look at it beside them "
+            "before the grade stands"
         )
     else:
-        output = f"not flagged: the test file is its own (text scores: {scores})"
+        output = f"not flagged: every file is its own (text scores: {scores})"
     return {
         "name": STAFF_ENTRY,
         "status": "failed" if flagged else "passed",
@@ -138,7 +142,8 @@ def _known_sources_entry(report: CheckReport) -> dict[str, Any]:
         "visibility": HIDDEN,
         "tags": ["staff", "similarity"] + (["flagged"] if flagged else []),
         "extra_data": {
-            k.source: {"score": k.score, "flagged": k.flagged} for k in report.known_sources
+            f"{k.file} ~ {k.source}": {"score": k.score, "flagged": k.flagged}
+            for k in report.known_sources
         },
     }
 

@@ -82,6 +82,11 @@ def similarity_html(chapter_id: str, similarity: Similarity) -> str:
         if groups
         else ("<p>No pair is flagged.</p>")
     )
+    if similarity.findings:
+        found = "".join(
+            f"<li>{html.escape(f.owner)}: {html.escape(f.reason)}</li>" for f in similarity.findings
+        )
+        body = f"<h2>Files that hold what they should not</h2><ul>{found}</ul>" + body
     flagged = sum(pair.flagged for pair in similarity.pairs)
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"

@@ -576,6 +576,8 @@ def _render_class(
                 f"{folder / 'similarity.html'}; flags change no grade"
             ),
         )
+        for finding in similarity.findings:
+            _indented(console, 4, f"{finding.owner}: ", finding.reason, label_style="yellow")
     _whole(
         console,
         Text(f"the class at a glance ({students} students): {folder / 'class.html'} (class.json)"),
@@ -632,6 +634,8 @@ def render_merge(console: Console, result: MergeResult) -> None:
             f"the gradebook's conflict column, the other copy is {conflict.copy}",
             label_style="bold red",
         )
+    for student, why in result.refused:
+        _indented(console, 4, f"{student}: ", f"not merged: {why}", label_style="bold red")
     if result.backup is not None:
         console.print(f"the gradebook and reports replaced are saved in {result.backup}")
     view = result.view
@@ -704,8 +708,13 @@ def render_bundle(console: Console, bundle: Bundle) -> None:
 
 def render_release(console: Console, release: Release) -> None:
     console.print(f"wrote {release.wheel} ({release.edition} edition) and {release.constraints}")
+    if release.edition == "student":
+        console.print(
+            f"  read back: {len(release.contents)} files, each on the catalog's [release] "
+            "student list, none staff-only, the witnesses at the students' tier"
+        )
     for relative in release.left_out:
-        console.print(f"  left out (staff only): {relative}")
+        console.print(f"  left out (not for students): {relative}")
     if release.edition == "student":
         console.print(
             "Hand this folder to students; they install it with "

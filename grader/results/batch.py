@@ -127,6 +127,9 @@ class MergeResult:
     """The class drawn again over every row."""
     backup: Path | None
     """Where what the merge replaced was saved (``None``: nothing replaced)."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """Rows of a shard left out, each with why: a key its report does not bear out, or runs
+    at a weaker isolation than the class requires."""
 
 
 @dataclass(frozen=True)

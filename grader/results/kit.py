@@ -38,6 +38,8 @@ class Release:
     """The pinned dependencies beside it."""
     left_out: tuple[str, ...]
     """Kit files (paths from its root) the edition does not carry."""
+    contents: tuple[str, ...] = ()
+    """Every entry of the wheel, as read back from it."""
 
 
 @dataclass(frozen=True)

@@ -278,14 +278,16 @@ def test_an_error_of_the_grader_becomes_a_row(
     real = grader.commands.check.check  # what grader.commands.batch imported, patched below
     together = threading.Barrier(2, timeout=30)
 
-    def check(chapter: Any, folder: Path, limits: Limits, pool: Any) -> CheckReport:
+    def check(
+        chapter: Any, folder: Path, limits: Limits, pool: Any, compare_copies: bool
+    ) -> CheckReport:
         if folder.name in ("one", "two"):
             together.wait()  # both are graded at once, or this times out
         if folder.name == "two":
             raise GraderError("the kit is broken: a grading worker stopped unexpectedly")
         if folder.name == "three":
             raise ValueError("a bug")
-        return real(chapter, folder, limits, pool=pool)
+        return real(chapter, folder, limits, pool=pool, compare_copies=compare_copies)
 
     monkeypatch.setattr(grader.commands.batch, "check", check)
     seen: list[tuple[str, int, int]] = []

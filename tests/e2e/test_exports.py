@@ -178,12 +178,10 @@ def test_gradescope_lists_each_course_test_and_each_mutant(written: Written) -> 
     graded = [test for test in results["tests"] if test["name"] != STAFF_ENTRY]
     assert all(test["status"] == "passed" for test in graded)
     assert cents(test.get("score", 0) for test in results["tests"]) == cents([results["score"]])
-    # the example's tests are the model answer itself: flagged for staff, hidden, no points
-    staff = [test for test in results["tests"] if test["name"] == STAFF_ENTRY]
-    assert [(t["visibility"], t["status"], "score" in t) for t in staff] == [
-        ("hidden", "failed", False)
-    ]
-    assert staff[0]["output"].startswith("FLAGGED for staff: ")
+    # the example's tests are the model answer itself; a student's own check compares no
+    # copies (the autograder's does, in an entry hidden from students: test_trust_hand_back)
+    assert [test for test in results["tests"] if test["name"] == STAFF_ENTRY] == []
+    assert "model-answer" not in json.dumps(results)
     assert isinstance(results["execution_time"], int) and results["execution_time"] >= 0
 
 

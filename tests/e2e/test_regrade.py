@@ -40,10 +40,10 @@ def test_a_phase_survives_its_round_trip(tmp_path: Path) -> None:
     mutation = MutationResult(
         0.7, ("s11",), (MutantResult("s01", "t", "killed", ("test_a",), "", {"test_a": 0.1}),)
     )
-    phase = ValidationPhase(student, mutation, "none", 2.0, 3.0)
+    phase = ValidationPhase(student, mutation, "uid", 2.0, 3.0)
     cache = ResultCache(tmp_path)
-    cache.put("k", phase)
-    again = cache.get("k", ValidationPhase)
+    cache.put("k", phase, "uid")
+    again = cache.get("k", ValidationPhase, "uid")
     assert again == phase and asdict(again) == asdict(phase)  # the seconds too
     assert isinstance(again.student.tests, tuple) and isinstance(again.mutation, MutationResult)
 
@@ -51,9 +51,9 @@ def test_a_phase_survives_its_round_trip(tmp_path: Path) -> None:
 def test_an_unreadable_entry_is_a_miss(tmp_path: Path) -> None:
     cache = ResultCache(tmp_path)
     (tmp_path / "k.json").write_text("{not json", encoding="utf-8")
-    assert cache.get("k", CoursePhase) is None
+    assert cache.get("k", CoursePhase, "uid") is None
     (tmp_path / "k.json").write_text(json.dumps({"result": 1}), encoding="utf-8")
-    assert cache.get("k", CoursePhase) is None and cache.hits == set()
+    assert cache.get("k", CoursePhase, "uid") is None and cache.hits == set()
     with pytest.raises(TypeError):
         from_data(dict[str, float], [1, 2])
 

@@ -25,7 +25,8 @@ from conftest import SUBMISSIONS
 import grader.cli
 from grader.catalog import kit_root, load_chapter
 from grader.commands.bundle import kit_files
-from grader.commands.release import WHEEL_KIT, build_release, is_staff_only
+from grader.commands.release import WHEEL_KIT, build_release
+from grader.editions import matches
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
 from grader.patching import mutant_sources
 from grader.timing import runs_per_check
@@ -79,7 +80,7 @@ def run(bin_folder: Path, cwd: Path, *arguments: str) -> subprocess.CompletedPro
 
 def test_the_student_edition_holds_no_model_answer(student_edition: Path) -> None:
     model_answer = CHAPTER.model_tests.read_bytes()
-    assert is_staff_only(MODEL_ANSWER, CHAPTER.staff_only)
+    assert matches(MODEL_ANSWER, CHAPTER.staff_only)
     with zipfile.ZipFile(student_edition) as wheel:
         names = wheel.namelist()
         assert WHEEL_KIT + "reference/radix.py" in names  # the reference students diff against
@@ -91,7 +92,7 @@ def test_the_student_edition_holds_no_model_answer(student_edition: Path) -> Non
         shared = b"\n".join(  # every file of the kit students may see
             path.read_bytes()
             for path in kit_files(kit_root())
-            if not is_staff_only(path.relative_to(kit_root()).as_posix(), CHAPTER.staff_only)
+            if not matches(path.relative_to(kit_root()).as_posix(), CHAPTER.staff_only)
         )
         answers = [  # the model answer's own lines: no other file of the kit has them
             line.strip()

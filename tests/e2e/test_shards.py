@@ -34,6 +34,7 @@ from grader.commands.replay import regrade_class
 from grader.errors import EXIT_FAIL, EXIT_PASS, GraderError
 from grader.gradebook import COLUMNS, UNSTABLE_COLUMNS
 from grader.output.check_json import stable_part
+from grader.provenance import key_from_dict
 from grader.results.batch import Entry, Manifest
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
@@ -194,9 +195,15 @@ def test_a_newer_key_wins(graded: dict[str, Any], tmp_path: Path) -> None:
     shutil.copytree(graded["merged"], merged)
     shutil.copytree(graded["merged"], other)
     rows = gradebook(other)
+    report = other / "students" / "dan.json"  # graded again, under other settings
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["provenance"]["settings"] = "f" * 64
+    data["provenance"]["key"] = key_from_dict(data["provenance"]).digest
+    report.write_text(json.dumps(data), encoding="utf-8")
     for row in rows:
         if row["student"] == "dan":
-            row.update(key="f" * 32, graded_at="2999-01-01T00:00:00+00:00", grade="99")
+            key = data["provenance"]["key"]
+            row.update(key=key, graded_at="2999-01-01T00:00:00+00:00", grade="99")
     with (other / "gradebook.csv").open("w", encoding="utf-8", newline="") as stream:
         writer = csv.DictWriter(stream, COLUMNS, lineterminator="\n")
         writer.writeheader()

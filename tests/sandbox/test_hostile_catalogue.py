@@ -67,7 +67,7 @@ def test_hostile_submission_gets_its_verdict_and_message(
     before = snapshot(folder)
     limits = replace(LIMITS, course_tests=case.get("course_time_limit", LIMITS.course_tests))
     started = time.monotonic()
-    report = check(chapter, folder, limits, pool=pool)
+    report = check(chapter, folder, limits, pool=pool, compare_copies=True)  # as staff grade
     assert time.monotonic() - started < check_seconds(case, limits)
     assert_expected(report, at_level(case, pool.isolation))
     assert live_markdown(report_to_markdown(CHAPTER, report)) == []
@@ -99,7 +99,7 @@ def test_hostile_submission_at_a_forced_level(
     the machine reaches it): the same verdict, and nothing of it left."""
     folder = lay_out(case, reachable_tmp_path)
     with WorkerPool(workers=2, at_most=level) as workers:
-        report = check(chapter, folder, LIMITS, pool=workers)
+        report = check(chapter, folder, LIMITS, pool=workers, compare_copies=True)
         assert_expected(report, at_level(case, workers.isolation))
     assert stray_processes() == []
 

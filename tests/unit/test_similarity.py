@@ -15,22 +15,30 @@ import re
 from pathlib import Path
 
 import pytest
-from disguise import DISGUISES, every_disguise
+from disguise import DISGUISES, disguise_tree, every_disguise
 
 from grader.catalog import SimilaritySettings, load_chapter
 from grader.commands.check import compare_with_the_kit
+from grader.dependencies import DependencyUse, Resolved
 from grader.output.class_report import class_data, class_html
 from grader.output.similarity import SIMILARITY_PAGE, similarity_html
 from grader.similarity import (
     COURSE_TESTS,
+    INTERFACE,
     MODEL_ANSWER,
+    WITNESS_TESTS,
     ClassFile,
     Fingerprinter,
+    KnownSource,
     clusters,
     find_copies,
     paired_passages,
+    text_score,
     tree_tokens,
 )
+from grader.similarity import REFERENCE as REFERENCE_NAME
+from grader.submission import Submission
+from grader.witness import killing_tests
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[2]
@@ -40,6 +48,8 @@ HONEST = sorted((KIT / "tests" / "fixtures" / "honest").glob("*.py")) + [
 ]
 MODEL = CHAPTER.model_tests.read_text(encoding="utf-8")
 COURSE = CHAPTER.course_test_file.read_text(encoding="utf-8")
+REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
+REFERENCE_STUB = CHAPTER.stub.read_text(encoding="utf-8")
 
 
 def settings() -> SimilaritySettings:
@@ -72,18 +82,121 @@ def test_the_class_flags_every_disguised_copy_and_no_honest_file() -> None:
         assert found.flags(f"honest-{path.stem}") == (), path.name
 
 
+def with_the_kit(
+    tests: str | None, radix: str | None = None, modules: dict[str, str] | None = None
+) -> tuple[KnownSource, ...]:
+    """``check.compare_with_the_kit`` on a submission of these texts (``modules``: the
+    student's own copy of each needed module, by module name)."""
+    submission = Submission(KIT, radix, tests, None, None)
+    own = modules or {}
+    uses = tuple(
+        DependencyUse(need.id, need.module, "submission", need.implementation)
+        for need in CHAPTER.needs
+        if need.module in own
+    )
+    return compare_with_the_kit(CHAPTER, submission, Resolved(tuple(own.items()), uses))
+
+
 @pytest.mark.parametrize("how", list(DISGUISES))
 def test_check_flags_a_disguised_copy_of_the_kits_tests_for_staff(how: str) -> None:
     for source, text in ((MODEL_ANSWER, MODEL), (COURSE_TESTS, COURSE)):
-        known = compare_with_the_kit(CHAPTER, DISGUISES[how](text, CHAPTER))
+        known = with_the_kit(DISGUISES[how](text, CHAPTER))
         assert [k.source for k in known if k.flagged] == [source], (how, known)
 
 
 def test_check_flags_no_honest_file() -> None:
     for path in HONEST:
-        known = compare_with_the_kit(CHAPTER, path.read_text("utf-8"))
-        assert [k.source for k in known] == [COURSE_TESTS, MODEL_ANSWER]
+        known = with_the_kit(path.read_text("utf-8"))
+        assert [k.source for k in known] == [COURSE_TESTS, MODEL_ANSWER, WITNESS_TESTS]
         assert not any(k.flagged for k in known), (path.name, known)
+
+
+def test_check_flags_the_witnesses_killing_tests_pasted_in() -> None:
+    """Issue 34, route 3: each mutant's killing test (the staff's witnesses file) pasted as the
+    student's own tests, beside the skeleton's required tests."""
+    pasted = CHAPTER.stub_tests.read_text("utf-8") + "\n\n" + killing_tests(CHAPTER)
+    known = with_the_kit(pasted)
+    assert [k.source for k in known if k.flagged] == [WITNESS_TESTS], known
+
+
+def test_a_renamed_reordered_copy_of_the_tree_is_flagged() -> None:
+    """Helpers renamed, methods reordered, docstrings stripped: it scored 0.49 to 0.59 against
+    the tree it copies (fingerprints across method boundaries, helper names as tokens)."""
+    fingerprints = Fingerprinter([CHAPTER.stub.read_text("utf-8")], settings())
+    for seed in range(3):
+        copy = disguise_tree(REFERENCE, seed)
+        score = text_score(
+            fingerprints(REFERENCE, "implementation"),
+            fingerprints(copy, "implementation"),
+            settings(),
+        )
+        assert score >= settings().flag_text, (seed, score)
+        known = with_the_kit(None, copy)
+        assert [(k.file, k.source) for k in known if k.flagged] == [("radix.py", REFERENCE_NAME)]
+
+
+def test_a_tree_hidden_in_the_maps_file_is_flagged_with_its_reason() -> None:
+    """Issue 34, route 4: radix.py one import line, the tree (renamed, reordered) in
+    robin_hood.py after the kit's map."""
+    (need,) = CHAPTER.needs
+    tree = disguise_tree(REFERENCE, 7).replace("from __future__ import annotations\n", "")
+    tree = tree.replace(f"from {need.module} import RobinHoodMap\n", "")
+    hidden = need.reference.read_text("utf-8") + tree
+    radix = f"from {need.module} import ROOT, NodeId, RadixTree\n"
+    known = with_the_kit(None, radix, {need.module: hidden})
+    flagged = [(k.file, k.source) for k in known if k.flagged]
+    assert flagged == [
+        (CHAPTER.implementation, INTERFACE),
+        (need.implementation, REFERENCE_NAME),
+        (need.implementation, INTERFACE),
+    ]
+    takes, defines = [k.reason for k in known if k.source == INTERFACE]
+    assert takes.startswith(f"radix.py takes NodeId, ROOT, RadixTree from {need.module}, a")
+    assert defines.startswith(f"{need.implementation} defines NodeId, ROOT, RadixTree, this")
+    renamed = hidden.replace("class RadixTree(", "class _Kept(")  # a name no rule knows
+    radix = f"from {need.module} import _Kept as RadixTree\nROOT = 0\nNodeId = int\n"
+    known = with_the_kit(None, radix, {need.module: renamed})
+    assert [(k.file, k.source) for k in known if k.flagged] == [
+        (CHAPTER.implementation, INTERFACE),
+        (need.implementation, REFERENCE_NAME),
+        (need.implementation, INTERFACE),  # its ROOT and NodeId
+    ]
+    honest = with_the_kit(None, REFERENCE_STUB, {need.module: need.reference.read_text("utf-8")})
+    assert not [k for k in honest if k.flagged], honest
+
+
+def test_batch_compares_every_file_a_student_hands_in() -> None:
+    """A class: one student hides a renamed copy of another's tree in robin_hood.py, another
+    hands in the kit's map and a tree of their own (the stub): only the first is flagged, on
+    that file, against the classmate and the reference, with the finding's reason."""
+    (need,) = CHAPTER.needs
+    given = [CHAPTER.stub.read_text("utf-8"), CHAPTER.stub_tests.read_text("utf-8")]
+    given.append(need.reference.read_text("utf-8"))
+    kit_map = need.reference.read_text("utf-8")
+    tree = disguise_tree(REFERENCE, 3).replace("from __future__ import annotations\n", "")
+    files = [
+        ClassFile("ann", "implementation", REFERENCE),
+        ClassFile("ann/robin_hood.py", "implementation", kit_map),
+        ClassFile("bob", "implementation", f"from {need.module} import RadixTree\n"),
+        ClassFile("bob/robin_hood.py", "implementation", kit_map + tree),
+        ClassFile("cat", "implementation", REFERENCE_STUB),
+        ClassFile("cat/robin_hood.py", "implementation", kit_map),
+        ClassFile(REFERENCE_NAME, "implementation", REFERENCE),
+    ]
+    interface, needed = sorted(CHAPTER.interface), [need.module]
+    fingerprints = Fingerprinter(given, settings())
+    found = find_copies(files, fingerprints, 0, lambda: None, interface, needed)
+    assert found.flags("bob") == (
+        "robin_hood.py~ann",
+        f"robin_hood.py~{REFERENCE_NAME}",
+        "radix.py~interface",
+        "robin_hood.py~interface",
+    )
+    assert found.flags("ann") == ("implementation~bob/robin_hood.py", "implementation~reference")
+    assert found.flags("cat") == ()
+    takes, defines = found.findings
+    assert takes.reason.startswith("radix.py takes RadixTree from robin_hood, a module")
+    assert defines.reason.startswith("robin_hood.py defines NodeId, ROOT, RadixTree, this")
 
 
 def words(text: str) -> list[str]:
