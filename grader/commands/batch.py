@@ -187,7 +187,7 @@ def _grade_all(
         ThreadPoolExecutor(1) as beside,
     ):
         if pool.isolation == "uid":
-            _keep_the_class_from_runs([out, *(folder.parent for folder, _ in submissions)])
+            _keep_the_class_from_runs([out, *(folder for folder, _ in submissions)])
         futures = {
             threads.submit(_grade_one, chapter, folder, name, out, limits, pool, text_report): name
             for folder, name in submissions
