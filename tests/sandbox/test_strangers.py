@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import itertools
 import os
 import resource
 import shutil
@@ -26,7 +27,7 @@ from grader.commands.batch import grade_batch
 from grader.errors import GraderError
 from grader.sandbox import confine, procfs, reaper
 from grader.sandbox.confine import LEVELS, IsolationLevel
-from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.pool import MACHINE_LOCK, WorkerPool
 
 pytest_plugins = ["hostile_harness"]
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
@@ -295,11 +296,12 @@ def alices_run() -> tuple[str, list[int]]:
 
 @pytest.mark.parametrize("level", ["uid", "namespaces"])
 def test_classmates_are_strangers_alive_at_once_and_after(level: IsolationLevel) -> None:
-    """Two students graded at once (two pools: at ``uid`` one pool runs one run at a time,
-    so two graders on one machine are how two runs meet) and one after the other: bob's run
-    can neither read, write nor list alice's files, nor signal her processes; alice's run
-    finds her notes as she left them. At ``none`` every run is the grader's own user, so a
-    check there is practice and makes no such promise (docs/security.md)."""
+    """Two students graded at once (two pools, as two graders on one machine) and one after
+    the other: bob's run can neither read, write nor list alice's files, nor signal her
+    processes; alice's run finds her notes as she left them. (At ``uid`` bob's run waits for
+    alice's to end: the runs of every grader there go one at a time.) At ``none`` every run
+    is the grader's own user, so a check there is practice and makes no such promise
+    (docs/security.md)."""
     with (
         WorkerPool(workers=1, other_seed=False, at_most=level) as alices,
         WorkerPool(workers=1, other_seed=False, at_most=level) as bobs,
@@ -340,3 +342,31 @@ def test_at_uid_a_batch_refuses_a_class_other_users_can_enter(
     out.mkdir(mode=0o700)
     (reachable_tmp_path / "class").chmod(0o700)  # closing a folder above them does too
     assert confine.open_to_runs([out, *folders]) == []
+
+
+SPAN = f"""
+import base64, json, time, zlib
+
+
+def test_when():
+    started = time.monotonic()
+    time.sleep(0.5)
+    {report_back("[started, time.monotonic()]")}
+"""
+
+
+def test_at_uid_the_runs_of_two_graders_never_overlap() -> None:
+    """At ``uid`` a run has no namespace: alive at once, two runs could meet in ``/tmp`` or
+    ``/dev/shm`` (a file of mode 0666) before any sweep. So the runs of every grader on the
+    machine go one at a time (a lock only root can open, ``pool.MACHINE_LOCK``): two pools,
+    as two graders, never run at once."""
+    with (
+        WorkerPool(workers=1, other_seed=False, at_most="uid") as one,
+        WorkerPool(workers=1, other_seed=False, at_most="uid") as other,
+        ThreadPoolExecutor(4) as threads,
+    ):
+        assert one.isolation == other.isolation == "uid"
+        results = list(threads.map(lambda pool: run(pool, SPAN), [one, other, one, other]))
+    spans = sorted(reported(result, "test_when") for result in results)
+    assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(spans)), spans
+    assert MACHINE_LOCK.stat().st_mode & 0o077 == 0

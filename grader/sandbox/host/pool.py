@@ -11,6 +11,7 @@ and removes every trace.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import queue
 import shutil
@@ -67,10 +68,12 @@ class WorkerPool:
         with _held_by_the_kernel():  # the probe forks: see _held_by_the_kernel
             self.isolation: IsolationLevel = require_isolation(minimum, at_most)
         """The isolation level every run of this pool gets (``grader.sandbox.confine``)."""
-        self._one_at_a_time = threading.Lock() if self.isolation == "uid" else None
-        """At the ``uid`` level every run has the same user and no PID namespace, so one run
-        could signal another (a SIGSTOP makes a run time out, which kills its mutant): there,
-        runs go one at a time, and nothing of an earlier run is left when the next starts."""
+        self._one_at_a_time = _MachineLock() if self.isolation == "uid" else None
+        """At the ``uid`` level no run has a PID, mount or IPC namespace of its own, so one run
+        could signal another (a SIGSTOP makes a run time out, which kills its mutant) or pass
+        it a note through the folders every user may write: there, runs go one at a time, the
+        runs of every grader on the machine included, and nothing of an earlier run is left
+        when the next starts."""
         in_main = threading.current_thread() is threading.main_thread()
         self._previous: dict[int, Any] = (
             {number: signal.getsignal(number) for number in STOP_SIGNALS} if in_main else {}
@@ -184,6 +187,8 @@ class WorkerPool:
                 worker.stop()
             self._all.clear()
             sweep_strays()
+            if self._one_at_a_time is not None:
+                self._one_at_a_time.close()
             if self.scratch is not None:
                 kill_strays(self.scratch)
                 shutil.rmtree(self.scratch, ignore_errors=True)
@@ -198,6 +203,46 @@ class WorkerPool:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+MACHINE_LOCK = Path("/run/ds07-grader-uid.lock")
+"""The lock every grader on this machine holds while one of its runs at ``uid`` goes: in a
+folder only root may write, and a file only root may open, so no run can hold it."""
+
+
+class _MachineLock:
+    """One run at a time in this process (a thread lock) and on this machine (``flock`` on
+    ``MACHINE_LOCK``; where it cannot be made, this process's runs alone)."""
+
+    def __init__(self) -> None:
+        self._threads = threading.Lock()
+        try:
+            self._fd: int | None = os.open(
+                MACHINE_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+            )
+        except OSError:
+            self._fd = None
+
+    def __enter__(self) -> None:
+        self._threads.acquire()
+        if self._fd is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except BaseException:
+                self._threads.release()
+                raise
+
+    def __exit__(self, *exception: object) -> None:
+        fd = self._fd
+        if fd is not None:
+            with contextlib.suppress(OSError):  # closed meanwhile: the lock went with it
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        self._threads.release()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 class _Gate:
