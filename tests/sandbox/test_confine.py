@@ -31,6 +31,8 @@ from grader.sandbox.host.job import OTHER_HASH_SEED, Job
 from grader.sandbox.host.pool import WorkerPool, require_isolation
 from grader.sandbox.procfs import descendants, still_runs
 
+pytest_plugins = ["hostile_harness"]
+
 
 def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str, Any], int]:
     """What a confined child sees of the machine, and its exit code as the parent reads it."""
@@ -277,3 +279,39 @@ def test_root_without_namespaces_never_grades_at_none(tmp_path: Path) -> None:
         graded = json.loads(report.read_text(encoding="utf-8"))
         assert graded["isolation"] == ("uid" if os.geteuid() == 0 else "none"), graded
         assert graded["practice"] == (os.geteuid() != 0)
+
+
+def lacking_as_nobody(needed: list[Path], private: list[Path]) -> list[str]:
+    """What the uid probe's confined child says of these two lists, as ``nobody``."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(confine.UNTRUSTED_GID)
+            os.setuid(confine.UNTRUSTED_UID)
+            said = confine._what_is_lacking("uid", needed, private)
+            os.write(write_end, json.dumps(said).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as channel:
+        found: list[str] = json.loads(channel.read())
+    reaper.wait_for(pid)
+    return found
+
+
+def test_the_uid_probe_checks_exactly_its_two_lists(reachable_tmp_path: Path) -> None:
+    """Issue 33: at ``uid`` a run must read Python and the packages a test imports, and must
+    not enter the kit or the grader's install; the probe says which folder breaks which."""
+    python, kit = reachable_tmp_path / "python", reachable_tmp_path / "kit"
+    python.mkdir(mode=0o755)
+    kit.mkdir(mode=0o700)
+    assert lacking_as_nobody([python], [kit]) == []
+    python.chmod(0o700)
+    kit.chmod(0o755)
+    assert lacking_as_nobody([python], [kit]) == [
+        f"a run cannot read Python, which every run needs ({python})",
+        f"a run could read the kit, which no run may ({kit})",
+    ]
