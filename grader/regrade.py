@@ -126,10 +126,10 @@ class ResultCache:
         folder, on first use when ``make``); ``None`` when the cache must not be used: a
         folder or secret another user owns or may read, or root at ``none``, where a run
         is root and could read the secret."""
-        if self._secret is not None:
-            return self._secret
         if level == "none" and os.geteuid() == 0:
             return None
+        if self._secret is not None:
+            return self._secret
         try:
             if make:
                 self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)

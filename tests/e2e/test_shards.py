@@ -142,8 +142,9 @@ def test_three_shards_merged_are_the_class_graded_at_once(graded: dict[str, Any]
     for relative in whole:
         assert merged[relative] == whole[relative], relative
     reports = {r for r in whole if r.startswith("students/")}
-    assert {r.rsplit(".", 1)[1] for r in reports} == {"json", "txt", "html"}
-    assert len(reports) == 3 * (len(CLASS) + 1)  # the refused student has no report
+    suffixes = {r.split(".", 1)[1] for r in reports}
+    assert suffixes == {"json", "txt", "html", "staff-only.txt"}
+    assert len(reports) == 4 * (len(CLASS) + 1)  # the refused student has no report
     assert any(row["flags"] for row in whole["gradebook.csv"])  # copies found across shards
 
 

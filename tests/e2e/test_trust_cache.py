@@ -180,6 +180,10 @@ def test_root_at_level_none_neither_reads_nor_writes(
     cache.put("k", forged_phases("none")["course_tests"], "none")
     assert not (tmp_path / "cache").exists()
     assert cache.get("k", CoursePhase, "none") is None
+    cache.put("j", forged_phases("uid")["course_tests"], "uid")  # the secret read once
+    assert cache.get("j", CoursePhase, "uid") is not None
+    cache.put("k", forged_phases("none")["course_tests"], "none")  # and still nothing at none
+    assert not (tmp_path / "cache" / "k.json").exists()
 
 
 def test_a_cache_folder_another_user_owns_is_never_read(
