@@ -4,9 +4,9 @@ The page holds each command's ``--help`` between ``<!-- help: grader ... -->``
 and ``<!-- end help -->`` markers, drawn at a fixed width, and between
 ``<!-- takes -->`` and ``<!-- end takes -->`` which commands take
 ``--submission`` and the chapter id; the prose around them is left as it is.
-After a change to an option, run ``python tools/refresh_docs.py``; ``--check`` changes nothing and exits 1 if
-the page is out of date (the kit's tests run it), so the reference cannot
-drift from the parser.
+After a change to an option, run ``python tools/refresh_docs.py``; ``--check``
+changes nothing and exits 1 if the page is out of date (the kit's tests run
+it), so the reference cannot drift from the parser.
 """
 
 from __future__ import annotations
