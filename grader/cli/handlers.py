@@ -12,7 +12,7 @@ from rich.console import Console
 
 from grader.catalog import Chapter
 from grader.chapter_text import read_chapter_text
-from grader.cli.progress import progress_bar
+from grader.cli.progress import StepLog, progress_bar
 from grader.commands.check import check
 from grader.errors import (
     EXIT_FAIL,
@@ -181,23 +181,20 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
                     "was written; write it again with grader manifest"
                 )
         folders, names = [e.folder for e in entries], [e.student for e in entries]
-    progress = progress_bar()
-    with progress:
-        task = progress.add_task("submissions", total=len(folders))
+    with StepLog("batch") as log:
         result = grade_batch(
             chapter,
             folders,
             args.out,
             limits,
             args.jobs,
-            progress=lambda student, done, total: progress.update(
-                task, completed=done, description=f"graded {student}"
-            ),
+            progress=log,
             roster=roster,
             canvas=args.canvas,
             assignment=args.canvas_assignment,
             names=names,
             text_report=text_report,
+            resume=not args.no_resume,
         )
     render_batch(console, result)
     return EXIT_PASS

@@ -373,6 +373,12 @@ def _add_batch(subparsers: SubParsers) -> None:
         "faster, the same grades, but copy detection then compares only each mutant's first "
         "killer, so a copy with its tests reordered looks less alike",
     )
+    sub.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="grade every student again; by default a student whose row in --out was graded "
+        "from the same files, kit and settings, at this isolation or a stronger one, is kept",
+    )
     _add_time_limit(
         sub, "time limit of the course tests and of each student's tests on the reference"
     )

@@ -88,6 +88,8 @@ class BatchResult:
     """The Canvas gradebook file written (``None``: no roster given)."""
     students: int = 0
     """Rows of the gradebook after the batch: the class the class view covers."""
+    resumed: tuple[str, ...] = ()
+    """Students of ``rows`` whose earlier row was kept, not graded again (resume)."""
 
     @property
     def passed(self) -> int:
@@ -154,3 +156,19 @@ class Manifest:
     """The chapter's id."""
     entries: tuple[Entry, ...]
     """Every submission, in the order shards are cut from."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One student done by a long command (batch, merge, regrade, manifest): a log's line."""
+
+    done: int
+    """How many are done, this one included."""
+    total: int
+    """How many there are."""
+    student: str
+    """The student's name."""
+    outcome: str
+    """What came of it, in a few words (``pass, 87.5 points``; ``kept: ...``)."""
+    seconds: float | None = None
+    """How long it took; ``None``: nothing was run for it (a row kept or merged)."""

@@ -1,0 +1,229 @@
+"""Shards that resume, and logs that speak: ``grader batch`` stopped part way, then run again.
+
+Without a terminal (a pod's log, an Actions log, ``nohup``), batch writes one
+line per student as each is done, flushed at once: this test reads them from
+a pipe while the batch runs and stops it with SIGTERM after the second line.
+Run again into the same ``--out``, the batch keeps every row already written
+with the key of the files and kit it would grade now, says so per student,
+and grades only the rest; ``--no-resume`` grades again. A row is data to
+check, not to trust: a cell, a report or a key that does not hold up, or a
+row graded at a weaker isolation than this run's, is graded again.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import make_submission
+
+from grader.catalog import load_chapter
+from grader.commands.batch import row_of
+from grader.commands.resume import kept_row
+from grader.gradebook import GRADEBOOK, read_gradebook, text_cell, with_cell, write_gradebook
+from grader.jobs import Limits
+from grader.provenance import key_from_dict
+from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.host.pool import require_isolation
+
+pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
+
+CHAPTER = load_chapter()
+KIT = Path(__file__).resolve().parents[2]
+CLASS = {  # cheap to grade: no mutant runs; dan is refused before any run
+    "ann": "missing_test_file",
+    "ben": "syntax_error_in_tests",
+    "cat": "missing_test_file",
+    "dan": "missing_radix",
+}
+LINE = re.compile(r"^batch (\d+)/(\d+) (\w+): (.*)$")
+
+
+def lay_out(root: Path) -> list[Path]:
+    for student, example in CLASS.items():
+        make_submission(root, example).rename(root / student)
+    return [root / student for student in CLASS]
+
+
+def batch(*arguments: str | Path) -> list[str]:
+    return [sys.executable, "-m", "grader", "batch", "--jobs", "1", *map(str, arguments)]
+
+
+def rows(out: Path) -> dict[str, dict[str, str]]:
+    with (out / GRADEBOOK).open(encoding="utf-8", newline="") as stream:
+        return {row["student"]: row for row in csv.DictReader(stream)}
+
+
+def steps(stderr: str) -> dict[str, str]:
+    """Each student's outcome, from the log lines."""
+    found = [LINE.match(line) for line in stderr.splitlines()]
+    return {match[3]: match[4] for match in found if match}
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A batch of four stopped by SIGTERM once its log said the second student was done,
+    then the same batch run again into the same folder."""
+    root = tmp_path_factory.mktemp("class")
+    folders, out = lay_out(root), root / "out"
+    process = subprocess.Popen(
+        batch("--out", out, *folders),
+        cwd=KIT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    seen = []
+    for text in process.stderr:  # read while it runs: a line held back would hang here
+        seen.append(text.rstrip("\n"))
+        match = LINE.match(seen[-1])
+        if match and match[1] == "2":
+            process.send_signal(signal.SIGTERM)
+            break
+    _, rest = process.communicate(timeout=300)
+    before = rows(out)
+    again = subprocess.run(  # the same batch again, into the same folder
+        batch("--out", out, *folders),
+        cwd=KIT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    return {
+        "root": root,
+        "folders": folders,
+        "out": out,
+        "code": process.returncode,
+        "seen": seen,
+        "rest": rest,
+        "rows": before,
+        "again": again,
+    }
+
+
+def test_without_a_terminal_each_student_is_a_line_as_it_is_done(
+    stopped: dict[str, Any],
+) -> None:
+    first, second = (LINE.match(text) for text in stopped["seen"][-2:])
+    assert first is not None and second is not None, stopped["seen"]
+    assert (first[1], first[2], first[3]) == ("1", "4", "ann")
+    assert (second[1], second[2], second[3]) == ("2", "4", "ben")
+    # the verdict and grade, the seconds the student took, the time left
+    assert re.fullmatch(r"fail, 50 points \(\d+\.\d s\); about \d+ (s|min) left", first[4]), first[
+        4
+    ]
+    assert stopped["code"] == 128 + signal.SIGTERM, stopped["rest"]
+    assert "stopped by SIGTERM" in stopped["rest"]
+
+
+def test_a_stopped_batch_run_again_grades_only_the_rest(stopped: dict[str, Any]) -> None:
+    out, before = stopped["out"], stopped["rows"]
+    assert {"ann", "ben"} <= set(before), before  # every row finished was written
+    again = stopped["again"]
+    assert again.returncode == 0, again.stderr
+    said = steps(again.stderr)
+    assert set(said) == set(CLASS), again.stderr
+    kept = {name for name, outcome in said.items() if outcome.startswith("kept: ")}
+    # a check cut short by the signal is a row "not graded: ...", graded again
+    cut = {name for name, row in before.items() if row["problem"].startswith("not graded: ")}
+    assert {"ann", "ben"} <= kept == set(before) - cut, (before, said)
+    after = rows(out)
+    assert list(after) == list(CLASS)
+    for name in kept:  # kept as it was: not graded again
+        assert after[name]["graded_at"] == before[name]["graded_at"]
+        assert after[name]["key"] == before[name]["key"]
+    for name in set(CLASS) - kept:
+        assert not said[name].startswith("kept"), said[name]
+
+
+def test_no_resume_grades_again(stopped: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(stopped["out"], out)
+    ann = stopped["root"] / "ann"
+    done = subprocess.run(
+        batch("--no-resume", "--out", out, ann),
+        cwd=KIT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert steps(done.stderr)["ann"].startswith("fail, 50 points (")
+
+
+# ----------------------------------------------------------------------
+# A row is data to check
+
+
+def keep(out: Path, name: str, level: IsolationLevel | None = None) -> Any:
+    cells = read_gradebook(out / GRADEBOOK).get(text_cell(name))
+    limits = Limits(120.0, 120.0, every_kill=True)  # grader batch's defaults
+    level = level or require_isolation("none")
+    return kept_row(CHAPTER, out.parent / name, name, out, cells, limits, level, row_of)
+
+
+@pytest.fixture
+def graded(stopped: dict[str, Any], tmp_path: Path) -> Path:
+    """A copy of the class graded whole (stopped, then run again), the folders beside it."""
+    for name in CLASS:
+        shutil.copytree(stopped["root"] / name, tmp_path / name)
+    shutil.copytree(stopped["out"], tmp_path / "out")
+    return tmp_path / "out"
+
+
+def edit_cell(out: Path, name: str, column: str, value: str) -> None:
+    book = read_gradebook(out / GRADEBOOK)
+    book[text_cell(name)] = with_cell(book[text_cell(name)], column, value)
+    write_gradebook(out / GRADEBOOK, book.values())
+
+
+def test_an_untouched_row_is_kept(graded: Path) -> None:
+    assert keep(graded, "ann") is not None
+    assert keep(graded, "dan") is not None  # refused: kept by its key alone
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("grade", "100"), ("verdict", "pass"), ("key", "0" * 32), ("key", ""), ("problem", "x")],
+)
+def test_a_cell_that_disagrees_is_graded_again(graded: Path, column: str, value: str) -> None:
+    edit_cell(graded, "ann", column, value)
+    assert keep(graded, "ann") is None
+
+
+def test_a_changed_file_or_report_is_graded_again(graded: Path) -> None:
+    tests = graded.parent / "ben" / CHAPTER.student_tests
+    tests.write_text(tests.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert keep(graded, "ben") is None  # the student's file changed: another key
+    report = graded / "students" / "ann.json"
+    report.write_text("{not json", encoding="utf-8")
+    assert keep(graded, "ann") is None
+    shutil.rmtree(graded / "submissions" / "cat")
+    assert keep(graded, "cat") is None  # the copy of the files graded is gone
+
+
+def test_a_row_of_a_weaker_isolation_is_graded_again(graded: Path) -> None:
+    """A row whose key, report and cells agree but whose runs got isolation ``none`` is
+    kept by a run at ``none``, never by a run at a stronger level."""
+    report = graded / "students" / "ann.json"
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["provenance"]["isolation"] = data["isolation"] = "none"
+    digest = key_from_dict(data["provenance"]).digest
+    report.write_text(json.dumps(data), encoding="utf-8")
+    edit_cell(graded, "ann", "key", digest)
+    assert keep(graded, "ann", "none") is not None  # the forgery is otherwise consistent
+    if os.geteuid() == 0:
+        assert keep(graded, "ann", "uid") is None
