@@ -212,7 +212,9 @@ def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -
             report = load_report(args.previous, cells)
             if report is not None and report.timings.get("total"):
                 expected[untext(key)] = report.timings["total"]
-    manifest = build_manifest(chapter, args.folders, student_names(args.folders), expected)
+    with StepLog("manifest") as log:
+        names = student_names(args.folders)
+        manifest = build_manifest(chapter, args.folders, names, expected, progress=log)
     write_atomically(args.output, manifest_json(manifest, args.output.parent))
     render_manifest(console, manifest, args.output)
     return EXIT_PASS
@@ -226,9 +228,17 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
     limits = _batch_limits(args)
-    result = merge_outputs(
-        chapter, args.out, args.shards, limits, roster, args.canvas, args.canvas_assignment
-    )
+    with StepLog("merge") as log:
+        result = merge_outputs(
+            chapter,
+            args.out,
+            args.shards,
+            limits,
+            roster,
+            args.canvas,
+            args.canvas_assignment,
+            progress=log,
+        )
     render_merge(console, result)
     return EXIT_FAIL if result.conflicts or result.refused else EXIT_PASS
 
@@ -244,9 +254,15 @@ def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> 
 
 def cmd_regrade(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.replay import regrade_class
+    from grader.output.regrade_json import regrade_json
 
-    regrade = regrade_class(chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation])
-    render_regrade(console, regrade)
+    with StepLog("regrade") as log:
+        regrade = regrade_class(
+            chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation], progress=log
+        )
+    render_regrade(console, regrade, args.details)
+    if args.json is not None:
+        write_atomically(args.json, regrade_json(regrade))
     return EXIT_FAIL if regrade.changed else EXIT_PASS
 
 

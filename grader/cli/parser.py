@@ -461,6 +461,19 @@ def _add_regrade(subparsers: SubParsers) -> None:
     sub.add_argument("out", type=Path, metavar="OUT", help="a batch's --out folder")
     _add_jobs(sub, 2, "submissions regraded at once (default 2)")
     _add_isolation(sub)
+    sub.add_argument(
+        "--details",
+        action="store_true",
+        help="below the table, every change of every row, whole (default: the rows whose "
+        "verdict, grade or kills moved, each value on one line)",
+    )
+    sub.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="also write the table and every change as JSON (its schema: "
+        "grader/output/schemas/regrade.schema.json)",
+    )
 
 
 def _add_gradescope_bundle(subparsers: SubParsers) -> None:

@@ -668,31 +668,58 @@ def render_replay(console: Console, replay: Replay) -> None:
         console.print("[bold red]replayed: not the same[/]")
 
 
-def render_regrade(console: Console, regrade: Regrade) -> None:
+def render_regrade(console: Console, regrade: Regrade, details: bool = False) -> None:
+    """The release gate: a table of every student (verdict and grade before and now, the
+    one-line reason), then the changes of the rows that moved (of every row with
+    ``details``), each value cut to one line unless ``details``."""
+    moved = [replay for replay in regrade.students if replay.moved]
     changed = regrade.changed
     _whole(
         console,
         Text(
             f"regraded {len(regrade.students)} students of {regrade.out} with the kit installed "
-            f"now, in {regrade.seconds:.1f} s: {len(changed)} would change"
+            f"now, in {regrade.seconds:.1f} s: {len(moved)} moved (verdict, grade or a kill), "
+            f"{len(changed) - len(moved)} more with another report"
         ),
     )
-    for replay in changed:
-        if replay.problem:
-            _indented(console, 2, f"{replay.student}: ", replay.problem, label_style="bold")
-            continue
-        what = ", ".join(w for w in ("verdict", "grade", "kills") if not replay.same(w))
-        keys = ", ".join(replay.key_changes) or "nothing"
-        _indented(
-            console,
-            2,
-            f"{replay.student}: ",
-            f"{what or 'report'} would change (the key's {keys} changed)",
-            label_style="bold",
+    table = Table(title="Regrade: before -> now")
+    for column in ("student", "verdict", "grade", "reason"):
+        table.add_column(column, overflow="fold")
+    for replay in regrade.students:
+        style = "red" if replay.moved else "" if replay.identical else "yellow"
+        table.add_row(
+            Text(replay.student, style="bold" if replay.moved else ""),
+            Text(_before_now(replay.verdict, replay.now("verdict")), style=style),
+            Text(_before_now(replay.grade, replay.now("grade")), style=style),
+            Text(replay.reason),
         )
-        _render_changes(console, replay)
     for student, why in regrade.skipped:
-        _indented(console, 2, f"{student}: ", f"not regraded: {why}", label_style="dim")
+        table.add_row(Text(student), Text("-"), Text("-"), Text(f"not regraded: {why}"))
+    console.print(table)
+    shown = [r for r in regrade.students if r.moved or (details and r.changes)]
+    for replay in shown:
+        _indented(console, 2, f"{replay.student}: ", replay.reason, label_style="bold")
+        for change in replay.changes:
+            before, after = change.before, change.after
+            if not details:
+                before, after = _one_line(before), _one_line(after)
+            _indented(console, 6, f"{change.what}: ", f"{before} -> {after}")
+    hidden = len([r for r in changed if not r.moved]) if not details else 0
+    if hidden:
+        console.print(
+            f"{hidden} rows whose verdict, grade and kills stayed have other changes: "
+            "grader regrade --details shows them"
+        )
+
+
+def _before_now(before: str, now: str) -> str:
+    return before if before == now else f"{before} -> {now}"
+
+
+def _one_line(value: str, width: int = 120) -> str:
+    """``value`` on one line, cut at ``width`` characters with a note of what was cut."""
+    flat = " ".join(value.split())
+    return flat if len(flat) <= width else f"{flat[:width]}... ({len(flat)} characters)"
 
 
 def render_bundle(console: Console, bundle: Bundle) -> None:

@@ -1,4 +1,7 @@
-"""Shards that resume, and logs that speak: ``grader batch`` stopped part way, then run again.
+"""Shards that resume, logs that speak, a release gate people can read.
+
+A small class (cheap to grade: no mutant runs) graded by ``grader batch``
+stopped part way, then run again; then ``grader regrade`` over it.
 
 Without a terminal (a pod's log, an Actions log, ``nohup``), batch writes one
 line per student as each is done, flushed at once: this test reads them from
@@ -23,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from conftest import make_submission
 
@@ -31,6 +35,7 @@ from grader.commands.batch import row_of
 from grader.commands.resume import kept_row
 from grader.gradebook import GRADEBOOK, read_gradebook, text_cell, with_cell, write_gradebook
 from grader.jobs import Limits
+from grader.output.regrade_json import REGRADE_SCHEMA
 from grader.provenance import key_from_dict
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.pool import require_isolation
@@ -39,19 +44,24 @@ pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "no
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[2]
-CLASS = {  # cheap to grade: no mutant runs; dan is refused before any run
+CLASS = {  # cheap to grade: no mutant runs
     "ann": "missing_test_file",
     "ben": "syntax_error_in_tests",
     "cat": "missing_test_file",
-    "dan": "missing_radix",
 }
+REFUSED = "dan"  # two radix.py: refused before any run, a row with no report
+STUDENTS = [*CLASS, REFUSED]
 LINE = re.compile(r"^batch (\d+)/(\d+) (\w+): (.*)$")
+LOG = re.compile(r"^regrade (\d+)/(\d+) (\w+): (.*)$")
 
 
 def lay_out(root: Path) -> list[Path]:
     for student, example in CLASS.items():
         make_submission(root, example).rename(root / student)
-    return [root / student for student in CLASS]
+    for where in ("a", "b"):
+        (root / REFUSED).mkdir(exist_ok=True)
+        make_submission(root / REFUSED, "missing_test_file").rename(root / REFUSED / where)
+    return [root / student for student in STUDENTS]
 
 
 def batch(*arguments: str | Path) -> list[str]:
@@ -134,17 +144,17 @@ def test_a_stopped_batch_run_again_grades_only_the_rest(stopped: dict[str, Any])
     again = stopped["again"]
     assert again.returncode == 0, again.stderr
     said = steps(again.stderr)
-    assert set(said) == set(CLASS), again.stderr
+    assert set(said) == set(STUDENTS), again.stderr
     kept = {name for name, outcome in said.items() if outcome.startswith("kept: ")}
     # a check cut short by the signal is a row "not graded: ...", graded again
     cut = {name for name, row in before.items() if row["problem"].startswith("not graded: ")}
     assert {"ann", "ben"} <= kept == set(before) - cut, (before, said)
     after = rows(out)
-    assert list(after) == list(CLASS)
+    assert list(after) == STUDENTS
     for name in kept:  # kept as it was: not graded again
         assert after[name]["graded_at"] == before[name]["graded_at"]
         assert after[name]["key"] == before[name]["key"]
-    for name in set(CLASS) - kept:
+    for name in set(STUDENTS) - kept:
         assert not said[name].startswith("kept"), said[name]
 
 
@@ -178,7 +188,7 @@ def keep(out: Path, name: str, level: IsolationLevel | None = None) -> Any:
 @pytest.fixture
 def graded(stopped: dict[str, Any], tmp_path: Path) -> Path:
     """A copy of the class graded whole (stopped, then run again), the folders beside it."""
-    for name in CLASS:
+    for name in STUDENTS:
         shutil.copytree(stopped["root"] / name, tmp_path / name)
     shutil.copytree(stopped["out"], tmp_path / "out")
     return tmp_path / "out"
@@ -227,3 +237,78 @@ def test_a_row_of_a_weaker_isolation_is_graded_again(graded: Path) -> None:
     assert keep(graded, "ann", "none") is not None  # the forgery is otherwise consistent
     if os.geteuid() == 0:
         assert keep(graded, "ann", "uid") is None
+
+
+# ----------------------------------------------------------------------
+# The release gate people can read
+
+
+def test_regrade_prints_a_table_then_only_what_moved(
+    stopped: dict[str, Any], tmp_path: Path
+) -> None:
+    """Plant a difference in one kept report (ann's said pass, 100): regrade's table shows
+    every student before and now, the details below name ann alone, the JSON says the same
+    and follows its schema, and without a terminal each student is a log line."""
+    out = tmp_path / "out"
+    shutil.copytree(stopped["out"], out)
+    report = out / "students" / "ann.json"
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["verdict"], data["grade"]["points"] = "pass", 100.0
+    report.write_text(json.dumps(data), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "regrade", str(out), "--json", str(tmp_path / "r.json")],
+        cwd=KIT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr  # a row would change
+    logged = [LOG.match(line) for line in done.stderr.splitlines()]
+    assert sorted(m[3] for m in logged if m) == ["ann", "ben", "cat"], done.stderr
+    table, _, below = done.stdout.partition("ann: changed")
+    for name in ("ann", "ben", "cat", "dan"):  # dan: refused, no report to regrade
+        assert re.search(rf"^│ {name} ", table, re.M), table
+    assert re.search(
+        r"^│ ann +│ pass -> fail +│ 100\.0 -> 50\.0 +│ changed: verdict, grade", table, re.M
+    )
+    assert re.search(r"^│ ben +│ fail +│ 50\.0 +│ the same", table, re.M), table
+    assert below and "verdict: pass -> fail" in below
+    assert "ben:" not in below and "cat:" not in below  # nothing of theirs moved
+    written = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    jsonschema.validate(written, json.loads(REGRADE_SCHEMA.read_text(encoding="utf-8")))
+    assert written["moved"] == ["ann"]
+    by_student = {entry["student"]: entry for entry in written["students"]}
+    assert by_student["ann"]["verdict"] == {"before": "pass", "after": "fail"}
+    assert by_student["ben"]["identical"] and not by_student["ben"]["moved"]
+    assert [entry["student"] for entry in written["skipped"]] == ["dan"]
+
+
+def grader(*arguments: str | Path) -> subprocess.CompletedProcess[str]:
+    """``grader ARGUMENTS`` run as a log would see it: no terminal."""
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, arguments)],
+        cwd=KIT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_manifest_and_merge_log_a_line_per_student(stopped: dict[str, Any], tmp_path: Path) -> None:
+    listed = grader("manifest", *stopped["folders"], "-o", tmp_path / "m.json")
+    assert listed.returncode == 0, listed.stderr
+    lines = [line for line in listed.stderr.splitlines() if line.startswith("manifest ")]
+    assert [line.split(":")[0] for line in lines] == [
+        f"manifest {n}/4 {name}" for n, name in enumerate(STUDENTS, start=1)
+    ]
+    assert lines[0].startswith("manifest 1/4 ann: hashed (") and "refused" in lines[3]
+    merged = grader("merge", tmp_path / "class", stopped["out"])
+    assert merged.returncode == 0, merged.stderr
+    lines = [line for line in merged.stderr.splitlines() if line.startswith("merge ")]
+    assert [line.partition(" (")[0] for line in lines] == [
+        f"merge {n}/4 {name}: added" for n, name in enumerate(STUDENTS, start=1)
+    ]
+    assert "; all done in " in lines[-1]
