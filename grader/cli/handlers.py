@@ -31,6 +31,7 @@ from grader.output.terminal import (
     render_diff,
     render_manifest,
     render_merge,
+    render_override,
     render_regrade,
     render_release,
     render_replay,
@@ -243,6 +244,28 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     return EXIT_FAIL if result.conflicts or result.refused else EXIT_PASS
 
 
+def cmd_override(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.override import override_grade
+    from grader.roster import read_roster
+
+    if args.canvas is not None and args.roster is None:
+        raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
+    roster = read_roster(args.roster) if args.roster is not None else None
+    result = override_grade(
+        chapter,
+        args.out,
+        args.student,
+        args.grade,
+        args.why,
+        _batch_limits(args),
+        roster,
+        args.canvas,
+        args.canvas_assignment,
+    )
+    render_override(console, result)
+    return EXIT_PASS
+
+
 def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.replay import replay_report
 
@@ -255,14 +278,16 @@ def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> 
 def cmd_regrade(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.replay import regrade_class
     from grader.output.regrade_json import regrade_json
+    from grader.overrides import read_overrides
 
     with StepLog("regrade") as log:
         regrade = regrade_class(
             chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation], progress=log
         )
-    render_regrade(console, regrade, args.details)
+    overrides = read_overrides(args.out, chapter.grade_scale)
+    render_regrade(console, regrade, args.details, overrides)
     if args.json is not None:
-        write_atomically(args.json, regrade_json(regrade))
+        write_atomically(args.json, regrade_json(regrade, overrides))
     return EXIT_FAIL if regrade.changed else EXIT_PASS
 
 

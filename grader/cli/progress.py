@@ -81,7 +81,7 @@ class StepLog:
 def line(command: str, step: Step, elapsed: float, ran: int) -> str:
     """One step as a log line: ``batch 3/41 alice: pass, 87.5 points (12.3 s); about 4 min
     left``. The time left is the time so far per student run, times the students left."""
-    text = f"{command} {step.done}/{step.total} {step.student}: {step.outcome}"
+    text = f"{command} {step.done}/{step.total} {_plain(step.student)}: {_plain(step.outcome)}"
     if step.seconds is not None:
         text += f" ({step.seconds:.1f} s)"
     left = step.total - step.done
@@ -90,6 +90,12 @@ def line(command: str, step: Step, elapsed: float, ran: int) -> str:
     elif not left:
         text += f"; all done in {_span(elapsed)}"
     return text
+
+
+def _plain(text: str) -> str:
+    """``text`` on one line: a name or a message with a line break or a control character
+    (a folder named to forge a log line) has it escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def _span(seconds: float) -> str:

@@ -197,6 +197,7 @@ def _result(
         canvas=view.canvas,
         students=len(flagged),
         resumed=resumed,
+        overrides=view.overrides,
     )
 
 

@@ -8,7 +8,9 @@ other copy is kept under ``conflicts/`` and the row's ``conflict`` cell names
 it, so nothing is chosen silently. With different keys the row graded later
 wins (on the same second, it is a conflict too). Merging a shard again, or a
 shard already merged, changes nothing: ``merge(merge(a, b), b) == merge(a, b)``.
-Then the class view is drawn over the merged class (``class_view``).
+A grade set by hand (``grader.overrides``) in ``out`` or a shard is kept (the
+later of two for one student). Then the class view is drawn over the merged
+class (``class_view``).
 
 A shard is data to check, not an authority (docs/security.md): a row whose
 report's provenance does not give the very key the row is filed under, whose
@@ -48,6 +50,7 @@ from grader.gradebook import (
 from grader.jobs import Limits
 from grader.output.check_json import stable_part
 from grader.output.files import copy_files, remove_folder, replace_folder, write_atomically
+from grader.overrides import take_overrides
 from grader.provenance import key_from_dict, text_digest
 from grader.results.batch import Conflict, MergeResult, Step
 from grader.roster import RosterEntry
@@ -103,6 +106,7 @@ def merge_outputs(
         _copy_student(shard, out, student)
     if rows != before or not (out / GRADEBOOK).is_file():
         write_gradebook(out / GRADEBOOK, rows.values())
+    take_overrides(out, [shard for shard, _ in books], chapter.grade_scale)
     view = rebuild_class(
         chapter,
         out,

@@ -22,7 +22,7 @@ from grader.commands.check import graded_inputs
 from grader.commands.class_view import load_report, stored_files
 from grader.commands.manifest import graded_files
 from grader.dependencies import DependencyProblem, resolve
-from grader.gradebook import COLUMNS, DERIVED_COLUMNS, REPORTS, cell, report_files, row_cells
+from grader.gradebook import COLUMNS, DERIVED_COLUMNS, REPORTS, cell, row_cells, text_cell
 from grader.jobs import Limits
 from grader.locate import RefusedSubmission, locate
 from grader.provenance import result_key
@@ -73,11 +73,13 @@ def kept_row(
         )
     if stored not in digests(graded_inputs(located, submission, resolved), located):
         return None
-    report = load_report(out, cells)
     path = f"{REPORTS}/{name}.json"
+    if cell(cells, "report") != text_cell(path):  # never read a report from elsewhere
+        return None
+    report = load_report(out, cells)
     if report is None or report.key is None or report.key.digest != stored:
         return None
-    if not all(form.is_file() for form in report_files(out, name)):
+    if not all((out / REPORTS / f"{name}{form}").is_file() for form in (".json", ".html")):
         return None
     if stored_files(out, cells) != (submission.implementation, submission.tests):
         return None

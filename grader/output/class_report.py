@@ -20,6 +20,7 @@ from typing import Any
 
 from grader.catalog import Chapter
 from grader.output.similarity import SIMILARITY_PAGE, group_anchor
+from grader.results.batch import Override
 from grader.results.check import CheckReport, MutationResult
 from grader.results.status import is_kill
 from grader.similarity import Similarity, clusters
@@ -96,9 +97,11 @@ def class_data(
     grades: Mapping[str, float],
     reports: Mapping[str, CheckReport | None],
     similarity: Similarity | None,
+    overrides: Mapping[str, Override] | None = None,
 ) -> dict[str, Any]:
     """The class's figures as plain data (``class.json``); ``grades`` and ``reports`` by
-    student, in gradebook order (a student the grader could not grade has no report)."""
+    student, in gradebook order (a student the grader could not grade has no report);
+    ``grades`` hold the grades set by hand, listed in ``overrides``."""
     graded = {name: r for name, r in reports.items() if r is not None}
     measured = {name: r.mutation for name, r in graded.items() if r.mutation is not None}
     mutants = _mutant_rates(chapter, measured)
@@ -121,6 +124,18 @@ def class_data(
         "invalid_reasons": invalid,
         "flags": flags,
         "groups": groups,
+        "overrides": [
+            {
+                "student": o.student,
+                "grade": o.grade,
+                "graded": o.graded,
+                "by": o.by,
+                "at": o.at,
+                "why": o.why,
+            }
+            for name, o in (overrides or {}).items()
+            if name in grades
+        ],
     }
 
 
@@ -326,6 +341,29 @@ def _copies_html(data: Mapping[str, Any]) -> str:
     return groups + flags
 
 
+def _overrides_html(data: Mapping[str, Any]) -> str:
+    """The grades set by hand, which the figures above count in place of the grader's."""
+    overrides = data.get("overrides") or []
+    if not overrides:
+        return ""
+    rows = [
+        (
+            o["student"],
+            "" if o["graded"] is None else f"{o['graded']:g}",
+            f"{o['grade']:g}",
+            o["by"],
+            o["at"],
+            o["why"],
+        )
+        for o in overrides
+    ]
+    return (
+        f"<p class='note'>{len(overrides)} grades set by hand (grader override), counted "
+        "above in place of the grader's:</p>"
+        + _table(("student", "graded", "set by hand", "by", "at", "why"), rows)
+    )
+
+
 def class_html(data: Mapping[str, Any]) -> str:
     """The page of ``class_data``'s figures."""
     chapter = html.escape(str(data["chapter"]))
@@ -362,6 +400,7 @@ def class_html(data: Mapping[str, Any]) -> str:
         f"{data['valid_tests']} with valid tests.</p>"
         f"<h2>Grades</h2><p>{_figure(grades)}, out of {grades['scale']:g}</p>"
         + _column_chart("Grades", grades["histogram"], f"grade (out of {grades['scale']:g})")
+        + _overrides_html(data)
         + f"<h2>Mutation scores</h2><p>{_figure(scores)} (valid tests only)</p>"
         + _column_chart("Mutation scores", scores["histogram"], "mutation score")
         + "<h2>Planted mutants: share of the class that killed each</h2>"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -27,7 +27,7 @@ from grader.output.wording import (
     verdict_sentence,
 )
 from grader.results.audit import AuditReport, GeneratedMutant
-from grader.results.batch import BatchResult, Manifest, MergeResult
+from grader.results.batch import BatchResult, Manifest, MergeResult, Override, OverrideResult
 from grader.results.check import CheckReport, MutationResult
 from grader.results.kit import Bundle, Release, TddResult
 from grader.results.replay import Regrade, Replay
@@ -557,10 +557,46 @@ def render_batch(console: Console, result: BatchResult) -> None:
     )
     if result.kept:
         console.print(f"{result.kept} earlier rows of the gradebook kept as they were")
+    if result.resumed:
+        _whole(
+            console,
+            Text(
+                f"{len(result.resumed)} of them not graded again: their rows were graded from "
+                "the same files and kit (--no-resume grades them again)"
+            ),
+        )
     if result.backup is not None:
         console.print(f"the gradebook and reports replaced are saved in {result.backup}")
     _render_class(console, result.gradebook.parent, result.students, result.similarity)
+    _render_overrides(console, result.overrides)
     _render_roster(console, result.gradebook.parent, result.roster, result.canvas)
+
+
+def _render_overrides(console: Console, overrides: Sequence[Override]) -> None:
+    """The grades set by hand, each on a line: they stand in place of the grader's."""
+    if overrides:
+        console.print(
+            f"{len(overrides)} grade(s) set by hand, in the class page, the Canvas file and "
+            "the gradebook's override column in place of the grader's:"
+        )
+    for override in overrides:
+        _indented(console, 4, f"{override.student}: ", override.describe(), label_style="bold")
+
+
+def render_override(console: Console, result: OverrideResult) -> None:
+    override = result.override
+    graded = "" if override.graded is None else f" (the grader gave {override.graded:g})"
+    _whole(
+        console,
+        Text(
+            f"{override.student}'s grade is now {override.grade:g}{graded}, set by {override.by} "
+            f"at {override.at}; recorded in {result.out / 'overrides.json'}, kept by every later "
+            "batch, merge and regrade"
+        ),
+    )
+    console.print(f"the class page, with every grade set by hand: {result.out / 'class.html'}")
+    _render_overrides(console, result.view.overrides)
+    _render_roster(console, result.out, result.view.roster, result.view.canvas)
 
 
 def _render_class(
@@ -640,6 +676,7 @@ def render_merge(console: Console, result: MergeResult) -> None:
         console.print(f"the gradebook and reports replaced are saved in {result.backup}")
     view = result.view
     _render_class(console, result.out, result.students, view.similarity)
+    _render_overrides(console, view.overrides)
     _render_roster(console, result.out, view.roster, view.canvas)
 
 
@@ -668,10 +705,16 @@ def render_replay(console: Console, replay: Replay) -> None:
         console.print("[bold red]replayed: not the same[/]")
 
 
-def render_regrade(console: Console, regrade: Regrade, details: bool = False) -> None:
+def render_regrade(
+    console: Console,
+    regrade: Regrade,
+    details: bool = False,
+    overrides: Mapping[str, Override] | None = None,
+) -> None:
     """The release gate: a table of every student (verdict and grade before and now, the
-    one-line reason), then the changes of the rows that moved (of every row with
-    ``details``), each value cut to one line unless ``details``."""
+    one-line reason, a grade set by hand), then the changes of the rows that moved (of
+    every row with ``details``), each value cut to one line unless ``details``."""
+    overrides = overrides or {}
     moved = [replay for replay in regrade.students if replay.moved]
     changed = regrade.changed
     _whole(
@@ -691,7 +734,7 @@ def render_regrade(console: Console, regrade: Regrade, details: bool = False) ->
             Text(replay.student, style="bold" if replay.moved else ""),
             Text(_before_now(replay.verdict, replay.now("verdict")), style=style),
             Text(_before_now(replay.grade, replay.now("grade")), style=style),
-            Text(replay.reason),
+            Text(replay.reason + _overridden(overrides.get(replay.student))),
         )
     for student, why in regrade.skipped:
         table.add_row(Text(student), Text("-"), Text("-"), Text(f"not regraded: {why}"))
@@ -710,6 +753,12 @@ def render_regrade(console: Console, regrade: Regrade, details: bool = False) ->
             f"{hidden} rows whose verdict, grade and kills stayed have other changes: "
             "grader regrade --details shows them"
         )
+
+
+def _overridden(override: Override | None) -> str:
+    if override is None:
+        return ""
+    return f"; the grade of record stays {override.grade:g}, set by hand by {override.by}"
 
 
 def _before_now(before: str, now: str) -> str:

@@ -1,7 +1,9 @@
-"""Shards that resume, logs that speak, a release gate people can read.
+"""A class on the staff's engines: shards that resume, logs that speak, a release gate
+people can read, overrides that last.
 
 A small class (cheap to grade: no mutant runs) graded by ``grader batch``
-stopped part way, then run again; then ``grader regrade`` over it.
+stopped part way, then run again; then ``grader regrade``, ``manifest``,
+``merge`` and ``override`` over it.
 
 Without a terminal (a pod's log, an Actions log, ``nohup``), batch writes one
 line per student as each is done, flushed at once: this test reads them from
@@ -16,8 +18,11 @@ row graded at a weaker isolation than this run's, is graded again.
 from __future__ import annotations
 
 import csv
+import html
+import io
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -29,14 +34,18 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import make_submission
+from rich.console import Console
 
 from grader.catalog import load_chapter
 from grader.commands.batch import row_of
 from grader.commands.resume import kept_row
 from grader.gradebook import GRADEBOOK, read_gradebook, text_cell, with_cell, write_gradebook
 from grader.jobs import Limits
-from grader.output.regrade_json import REGRADE_SCHEMA
+from grader.output.regrade_json import REGRADE_SCHEMA, regrade_data
+from grader.output.terminal import render_regrade
 from grader.provenance import key_from_dict
+from grader.results.batch import Override
+from grader.results.replay import Regrade, Replay
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.pool import require_isolation
 
@@ -312,3 +321,111 @@ def test_manifest_and_merge_log_a_line_per_student(stopped: dict[str, Any], tmp_
         f"merge {n}/4 {name}: added" for n, name in enumerate(STUDENTS, start=1)
     ]
     assert "; all done in " in lines[-1]
+
+
+# ----------------------------------------------------------------------
+# Overrides that last
+
+
+def roster(path: Path) -> Path:
+    rows = "".join(f"{name},{n}\n" for n, name in enumerate(STUDENTS, start=101))
+    path.write_text("submission,id\n" + rows, encoding="utf-8")
+    return path
+
+
+def test_an_override_is_shown_everywhere_and_kept_by_batch_and_merge(
+    stopped: dict[str, Any], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(stopped["out"], out)
+    canvas, listed = tmp_path / "canvas.csv", roster(tmp_path / "roster.csv")
+    why = "the late penalty is waived: the server was down"
+    done = grader(
+        "override", out, "ann", "--grade", "95", "--why", why,
+        "--roster", listed, "--canvas", canvas,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "ann's grade is now 95 (the grader gave 50)" in " ".join(done.stdout.split())
+
+    def shown(out: Path, canvas: Path | None = None) -> None:
+        """ann's 95 in every place a grade is read, each saying it was set by hand."""
+        (record,) = json.loads((out / "overrides.json").read_text("utf-8"))["overrides"]
+        assert (record["student"], record["grade"], record["graded"]) == ("ann", 95, 50)
+        assert record["by"] == pwd.getpwuid(os.getuid()).pw_name and record["why"] == why
+        book = rows(out)
+        assert book["ann"]["grade"] == "50"  # the grader's, beside the grade of record
+        assert book["ann"]["override"].startswith(f"95, set by {record['by']} at ")
+        assert book["ann"]["override"].endswith(why)
+        assert all(not book[name]["override"] for name in STUDENTS if name != "ann")
+        figures = json.loads((out / "class.json").read_text(encoding="utf-8"))
+        assert [o["student"] for o in figures["overrides"]] == ["ann"]
+        bins = {b["label"]: b["count"] for b in figures["grades"]["histogram"]}
+        nineties, fifties = "90\N{EN DASH}99", "50\N{EN DASH}59"  # bins labelled as ranges
+        assert bins[nineties] == 1 and bins[fifties] == 2  # ann counts 95; ben and cat 50
+        page = (out / "class.html").read_text(encoding="utf-8")
+        assert "grades set by hand" in page and html.escape(why, quote=False) in page
+        assert f">{nineties}</text>" in page and ">100</text>" in page
+        note = (out / "students" / "ann.override.txt").read_text(encoding="utf-8")
+        assert "your grade is 95 (the grader gave 50)" in note and why in note
+        if canvas is not None:
+            with canvas.open(encoding="utf-8", newline="") as stream:
+                scores = {line["Student"]: line for line in csv.DictReader(stream)}
+            assert scores["ann"][CHAPTER.id] == "95" and scores["ben"][CHAPTER.id] == "50"
+
+    shown(out, canvas)
+    # graded again (its row replaced by a new grading): the override stays
+    again = grader("batch", "--no-resume", "--out", out, stopped["root"] / "ann")
+    assert again.returncode == 0, again.stderr
+    assert "1 grade(s) set by hand" in " ".join(again.stdout.split())
+    shown(out)
+    # merged into a new class, and a shard without it merged in: the override stays
+    merged = tmp_path / "merged"
+    for shard in (out, stopped["out"]):
+        done = grader("merge", merged, shard, "--roster", listed, "--canvas", canvas)
+        assert done.returncode == 0, done.stderr
+    shown(merged, canvas)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (("zed", "--grade", "90", "--why", "x"), "'zed' is not in"),
+        (("ann", "--grade", "150", "--why", "x"), "grade 150 is not on the scale"),
+        (("ann", "--grade", "90", "--why", " "), "--why is empty"),
+    ],
+)
+def test_a_wrong_override_is_one_line(
+    stopped: dict[str, Any], tmp_path: Path, arguments: tuple[str, ...], message: str
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(stopped["out"], out)
+    done = grader("override", out, *arguments)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and not (out / "overrides.json").exists()
+
+
+def test_an_overrides_file_that_does_not_hold_up_is_refused(
+    stopped: dict[str, Any], tmp_path: Path
+) -> None:
+    """overrides.json is read as data: a grade off the scale is refused, never used."""
+    out = tmp_path / "out"
+    shutil.copytree(stopped["out"], out)
+    entry = {"student": "ann", "grade": 1000, "why": "x", "by": "y", "at": "z", "graded": 1}
+    data = {"schema_version": 1, "overrides": [entry]}
+    (out / "overrides.json").write_text(json.dumps(data), encoding="utf-8")
+    done = grader("merge", out, stopped["out"])
+    assert done.returncode == 2 and "is not a file of overrides" in done.stderr, done.stderr
+
+
+def test_regrade_shows_an_override_it_keeps(stopped: dict[str, Any]) -> None:
+    override = Override("ann", 95.0, "why", "root", "2026-12-02T07:00:00+00:00", 50.0)
+    same = Replay("ann", (), (), "", "fail", "50.0", 1.0)
+    regrade = Regrade(stopped["out"], (same,), (), 1.0)
+    data = regrade_data(regrade, {"ann": override})
+    jsonschema.validate(data, json.loads(REGRADE_SCHEMA.read_text(encoding="utf-8")))
+    assert data["students"][0]["override"] == {
+        "grade": 95.0, "by": "root", "at": "2026-12-02T07:00:00+00:00", "why": "why"
+    }  # fmt: skip
+    console = Console(file=io.StringIO(), width=200, color_system=None, record=True)
+    render_regrade(console, regrade, overrides={"ann": override})
+    assert "the grade of record stays 95, set by hand by root" in console.export_text()
