@@ -50,7 +50,7 @@ from grader.gradebook import (
 from grader.jobs import Limits
 from grader.output.check_json import stable_part
 from grader.output.files import copy_files, remove_folder, replace_folder, write_atomically
-from grader.overrides import take_overrides
+from grader.overrides import read_overrides, take_overrides
 from grader.provenance import key_from_dict, text_digest
 from grader.results.batch import Conflict, MergeResult, Step
 from grader.roster import RosterEntry
@@ -75,14 +75,7 @@ def merge_outputs(
     rows = read_gradebook(out / GRADEBOOK)
     before = dict(rows)
     tally = _Tally(rows)
-    books = []
-    for shard in shards:
-        if shard.resolve() == out.resolve():
-            continue
-        theirs = read_gradebook(shard / GRADEBOOK)
-        if not theirs and not (shard / GRADEBOOK).is_file():
-            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
-        books.append((shard, theirs))
+    books = _gradebooks(out, shards, chapter.grade_scale)
     total, done = sum(len(theirs) for _, theirs in books), itertools.count(1)
 
     def said(shard: Path, key: str, outcome: str) -> None:
@@ -151,6 +144,24 @@ def _unmet(shard: Path, cells: Sequence[str], minimum: IsolationLevel) -> str | 
             "more: grade it again where runs get that level"
         )
     return None
+
+
+def _gradebooks(
+    out: Path, shards: Sequence[Path], scale: float
+) -> list[tuple[Path, dict[str, list[str]]]]:
+    """Each shard (but ``out`` itself) with its gradebook's rows; ``GraderError`` before
+    anything changes for a folder whose overrides do not hold up."""
+    read_overrides(out, scale)
+    books = []
+    for shard in shards:
+        if shard.resolve() == out.resolve():
+            continue
+        theirs = read_gradebook(shard / GRADEBOOK)
+        if not theirs and not (shard / GRADEBOOK).is_file():
+            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
+        read_overrides(shard, scale)
+        books.append((shard, theirs))
+    return books
 
 
 class _Tally:
