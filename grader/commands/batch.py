@@ -148,7 +148,10 @@ def _kept_rows(
     kept = {}
     for folder, name in zip(folders, names, strict=True):
         cells = merged.get(text_cell(name))
-        row = kept_row(chapter, folder, name, out, cells, limits, level, row_of)
+        try:
+            row = kept_row(chapter, folder, name, out, cells, limits, level, row_of)
+        except Exception:  # whatever the folder holds, it is graded again, never a stop
+            row = None
         if row is not None:
             kept[name] = row
     return kept
