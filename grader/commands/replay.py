@@ -233,12 +233,12 @@ def regrade_class(
             run_settings = before["provenance"]["run_settings"]
             limits = limits_from_settings(run_settings, pool.isolation)
             was = _shown(before.get("verdict")), _shown(before.get("grade", {}).get("points"))
-            started = time.monotonic()
+            begun = time.monotonic()
             try:
                 changes, keys = regrade_one(chapter, before, folder, limits, pool)
             except RefusedSubmission as refused:
                 return Replay(student, (), (), refused.message, *was)
-            return Replay(student, changes, keys, "", *was, time.monotonic() - started)
+            return Replay(student, changes, keys, "", *was, time.monotonic() - begun)
 
         futures = [threads.submit(again, *item) for item in todo]
         for done, future in enumerate(as_completed(futures), start=1):

@@ -561,8 +561,8 @@ def render_batch(console: Console, result: BatchResult) -> None:
         _whole(
             console,
             Text(
-                f"{len(result.resumed)} of them not graded again: their rows were graded from "
-                "the same files and kit (--no-resume grades them again)"
+                f"{len(result.resumed)} of the {count} not graded again: their rows were graded "
+                "from the same files and kit (--no-resume grades them again)"
             ),
         )
     if result.backup is not None:
