@@ -47,6 +47,7 @@ from grader.gradebook import (
 from grader.jobs import Limits
 from grader.locate import RefusedSubmission, locate
 from grader.output.files import TextReport, replace_folder, write_student_report
+from grader.overrides import read_overrides
 from grader.provenance import result_key
 from grader.results.batch import BatchResult, BatchRow, ClassView, Step
 from grader.results.check import CheckReport
@@ -113,6 +114,7 @@ def grade_batch(
     limits = limits or Limits()
     names = list(names) if names is not None else student_names(folders)
     _check_class(chapter, names)
+    read_overrides(out, chapter.grade_scale)  # one that does not hold up stops us before grading
     gradebook = out / GRADEBOOK
     merged = read_gradebook(gradebook)
     order = [*merged, *(key for key in map(text_cell, names) if key not in merged)]

@@ -413,8 +413,11 @@ def test_an_overrides_file_that_does_not_hold_up_is_refused(
     entry = {"student": "ann", "grade": 1000, "why": "x", "by": "y", "at": "z", "graded": 1}
     data = {"schema_version": 1, "overrides": [entry]}
     (out / "overrides.json").write_text(json.dumps(data), encoding="utf-8")
-    done = grader("merge", out, stopped["out"])
-    assert done.returncode == 2 and "is not a file of overrides" in done.stderr, done.stderr
+    before = (out / GRADEBOOK).read_bytes()
+    for arguments in (("merge", out, stopped["out"]), ("batch", "--out", out, *stopped["folders"])):
+        done = grader(*arguments)
+        assert done.returncode == 2 and "is not a file of overrides" in done.stderr, done.stderr
+        assert (out / GRADEBOOK).read_bytes() == before  # stopped before changing anything
 
 
 def test_regrade_shows_an_override_it_keeps(stopped: dict[str, Any]) -> None:
