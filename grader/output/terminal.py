@@ -750,7 +750,7 @@ def render_regrade(
     hidden = len([r for r in changed if not r.moved]) if not details else 0
     if hidden:
         console.print(
-            f"{hidden} rows whose verdict, grade and kills stayed have other changes: "
+            f"{hidden} row(s) whose verdict, grade and kills stayed have other changes: "
             "grader regrade --details shows them"
         )
 
