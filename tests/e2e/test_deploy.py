@@ -310,9 +310,8 @@ def test_the_shard_a_root_batch_wrote_is_handed_to_the_runner_user() -> None:
     """A real ``grader batch`` as root writes the shard (root's files, mode 600), then the
     step before upload-artifact runs: the runner's user (``nobody`` here, the owner of the
     workspace) can read every file of it, as upload-artifact must."""
-    base = Path(tempfile.mkdtemp(prefix="runner-"))
+    base = Path(tempfile.mkdtemp(prefix="runner-"))  # mode 700: a run at uid reaches none
     try:
-        base.chmod(0o755)  # nobody may reach what is below
         temp, workspace, kit_class = base / "temp", base / "workspace", base / "class"
         for folder in (temp, workspace, kit_class):
             folder.mkdir()
@@ -332,6 +331,7 @@ def test_the_shard_a_root_batch_wrote_is_handed_to_the_runner_user() -> None:
             cwd=KIT, capture_output=True, text=True, timeout=900, check=False,
         )  # fmt: skip
         assert graded.returncode == 0, graded.stderr
+        base.chmod(0o755)  # now nobody may reach the runner's folders, as on a runner
         files = sorted(path for path in shard.rglob("*") if path.is_file())
         assert shard / "gradebook.csv" in files and shard / "students" / "ann.json" in files
         assert (
