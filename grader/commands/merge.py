@@ -76,12 +76,7 @@ def merge_outputs(
     before = dict(rows)
     tally = _Tally(rows)
     books = _gradebooks(out, shards, chapter.grade_scale)
-    total, done = sum(len(theirs) for _, theirs in books), itertools.count(1)
-
-    def said(shard: Path, key: str, outcome: str) -> None:
-        if progress is not None:
-            progress(Step(next(done), total, untext(key), f"{outcome} ({shard})"))
-
+    said = _teller(progress, sum(len(theirs) for _, theirs in books))
     for shard, theirs in books:
         tally.take_shard(out, shard, theirs, limits.isolation, said)
     added, replaced, conflicts, unchanged = (
@@ -144,6 +139,19 @@ def _unmet(shard: Path, cells: Sequence[str], minimum: IsolationLevel) -> str | 
             "more: grade it again where runs get that level"
         )
     return None
+
+
+def _teller(
+    progress: Callable[[Step], None] | None, total: int
+) -> Callable[[Path, str, str], None]:
+    """What hands each shard's row taken, ``(shard, key, outcome)``, to ``progress``."""
+    done = itertools.count(1)
+
+    def said(shard: Path, key: str, outcome: str) -> None:
+        if progress is not None:
+            progress(Step(next(done), total, untext(key), f"{outcome} ({shard})"))
+
+    return said
 
 
 def _gradebooks(
