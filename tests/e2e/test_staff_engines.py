@@ -216,7 +216,14 @@ def test_an_untouched_row_is_kept(graded: Path) -> None:
 
 @pytest.mark.parametrize(
     ("column", "value"),
-    [("grade", "100"), ("verdict", "pass"), ("key", "0" * 32), ("key", ""), ("problem", "x")],
+    [
+        ("grade", "100"),
+        ("verdict", "pass"),
+        ("key", "0" * 32),
+        ("key", ""),
+        ("problem", "x"),
+        ("report", "students/ben.json"),  # another student's report: never read for ann
+    ],
 )
 def test_a_cell_that_disagrees_is_graded_again(graded: Path, column: str, value: str) -> None:
     edit_cell(graded, "ann", column, value)
