@@ -9,6 +9,8 @@ A graded class is a folder (``--out``) that ``grader batch`` writes and
 - ``submissions/NAME/``: the files graded, at the places they were found, so
   that the class can be compared, replayed and regraded from this folder alone;
 - ``conflicts/``: the copies of a row that disagreed with the one kept (merge);
+- ``overrides.json``: grades set by hand (``grader.overrides``), and beside a
+  student's report ``students/NAME.override.txt``, their note of it;
 - ``class.*``, ``similarity.*``, ``roster-check.csv``: drawn over every row;
 - ``backups/STAMP/``: what a later batch replaced.
 """
@@ -52,12 +54,14 @@ COLUMNS = (
     "graded_at",
     "key",
     "conflict",
+    "override",
 )
 """The gradebook's columns, in order."""
 UNSTABLE_COLUMNS = ("graded_at",)
 """Cells that differ between two gradings of the same inputs."""
-DERIVED_COLUMNS = ("flags", "conflict")
-"""Cells drawn over the whole class (copy detection) or by a merge, not by the student's run."""
+DERIVED_COLUMNS = ("flags", "conflict", "override")
+"""Cells drawn over the whole class (copy detection, a grade set by hand) or by a merge, not
+by the student's run."""
 
 
 def checked_name(name: str, where: str) -> str:
@@ -90,6 +94,7 @@ def row_cells(row: BatchRow) -> list[str]:
         text_cell(" ".join(row.flags)),
         row.graded_at,
         row.key,
+        "",
         "",
     ]
 

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from grader.catalog import Chapter
 from grader.chapter_text import read_chapter_text
-from grader.cli.progress import progress_bar
+from grader.cli.progress import StepLog, progress_bar
 from grader.commands.check import check
 from grader.errors import (
     EXIT_FAIL,
@@ -31,6 +31,7 @@ from grader.output.terminal import (
     render_diff,
     render_manifest,
     render_merge,
+    render_override,
     render_regrade,
     render_release,
     render_replay,
@@ -181,23 +182,20 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
                     "was written; write it again with grader manifest"
                 )
         folders, names = [e.folder for e in entries], [e.student for e in entries]
-    progress = progress_bar()
-    with progress:
-        task = progress.add_task("submissions", total=len(folders))
+    with StepLog("batch") as log:
         result = grade_batch(
             chapter,
             folders,
             args.out,
             limits,
             args.jobs,
-            progress=lambda student, done, total: progress.update(
-                task, completed=done, description=f"graded {student}"
-            ),
+            progress=log,
             roster=roster,
             canvas=args.canvas,
             assignment=args.canvas_assignment,
             names=names,
             text_report=text_report,
+            resume=not args.no_resume,
         )
     render_batch(console, result)
     return EXIT_PASS
@@ -215,7 +213,9 @@ def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -
             report = load_report(args.previous, cells)
             if report is not None and report.timings.get("total"):
                 expected[untext(key)] = report.timings["total"]
-    manifest = build_manifest(chapter, args.folders, student_names(args.folders), expected)
+    with StepLog("manifest") as log:
+        names = student_names(args.folders)
+        manifest = build_manifest(chapter, args.folders, names, expected, progress=log)
     write_atomically(args.output, manifest_json(manifest, args.output.parent))
     render_manifest(console, manifest, args.output)
     return EXIT_PASS
@@ -229,11 +229,41 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
     limits = _batch_limits(args)
-    result = merge_outputs(
-        chapter, args.out, args.shards, limits, roster, args.canvas, args.canvas_assignment
-    )
+    with StepLog("merge") as log:
+        result = merge_outputs(
+            chapter,
+            args.out,
+            args.shards,
+            limits,
+            roster,
+            args.canvas,
+            args.canvas_assignment,
+            progress=log,
+        )
     render_merge(console, result)
     return EXIT_FAIL if result.conflicts or result.refused else EXIT_PASS
+
+
+def cmd_override(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.override import override_grade
+    from grader.roster import read_roster
+
+    if args.canvas is not None and args.roster is None:
+        raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
+    roster = read_roster(args.roster) if args.roster is not None else None
+    result = override_grade(
+        chapter,
+        args.out,
+        args.student,
+        args.grade,
+        args.why,
+        _batch_limits(args),
+        roster,
+        args.canvas,
+        args.canvas_assignment,
+    )
+    render_override(console, result)
+    return EXIT_PASS
 
 
 def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
@@ -247,9 +277,17 @@ def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> 
 
 def cmd_regrade(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.replay import regrade_class
+    from grader.output.regrade_json import regrade_json
+    from grader.overrides import read_overrides
 
-    regrade = regrade_class(chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation])
-    render_regrade(console, regrade)
+    with StepLog("regrade") as log:
+        regrade = regrade_class(
+            chapter, args.out, args.jobs, ISOLATION_CHOICES[args.isolation], progress=log
+        )
+    overrides = read_overrides(args.out, chapter.grade_scale)
+    render_regrade(console, regrade, args.details, overrides)
+    if args.json is not None:
+        write_atomically(args.json, regrade_json(regrade, overrides))
     return EXIT_FAIL if regrade.changed else EXIT_PASS
 
 

@@ -20,6 +20,7 @@ from grader.cli.handlers import (
     cmd_gradescope_bundle,
     cmd_manifest,
     cmd_merge,
+    cmd_override,
     cmd_regrade,
     cmd_release,
     cmd_replay,
@@ -373,6 +374,12 @@ def _add_batch(subparsers: SubParsers) -> None:
         "faster, the same grades, but copy detection then compares only each mutant's first "
         "killer, so a copy with its tests reordered looks less alike",
     )
+    sub.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="grade every student again; by default a student whose row in --out was graded "
+        "from the same files, kit and settings, at this isolation or a stronger one, is kept",
+    )
     _add_time_limit(
         sub, "time limit of the course tests and of each student's tests on the reference"
     )
@@ -424,6 +431,36 @@ def _add_merge(subparsers: SubParsers) -> None:
     _add_roster_and_canvas(sub)
 
 
+def _grade(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a grade")
+    return value
+
+
+def _add_override(subparsers: SubParsers) -> None:
+    sub = _add_command(
+        subparsers,
+        "override",
+        cmd_override,
+        "staff: set a student's grade by hand, with why; every later batch, merge and "
+        "regrade keeps and shows it",
+    )
+    _add_chapter(sub)
+    sub.add_argument("out", type=Path, metavar="OUT", help="a batch's --out folder")
+    sub.add_argument("student", metavar="STUDENT", help="the student's name in the gradebook")
+    sub.add_argument("--grade", type=_grade, required=True, metavar="G", help="the grade of record")
+    sub.add_argument(
+        "--why", required=True, metavar="TEXT", help="why, in a line: the student is shown it"
+    )
+    _add_isolation(sub)
+    _add_time_limit(sub, "time limit of the model answer's runs, if copy finding needs them")
+    _add_roster_and_canvas(sub)
+
+
 def _add_replay(subparsers: SubParsers) -> None:
     sub = _add_command(
         subparsers,
@@ -455,6 +492,19 @@ def _add_regrade(subparsers: SubParsers) -> None:
     sub.add_argument("out", type=Path, metavar="OUT", help="a batch's --out folder")
     _add_jobs(sub, 2, "submissions regraded at once (default 2)")
     _add_isolation(sub)
+    sub.add_argument(
+        "--details",
+        action="store_true",
+        help="below the table, every change of every row, whole (default: the rows whose "
+        "verdict, grade or kills moved, each value on one line)",
+    )
+    sub.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="also write the table and every change as JSON (its schema: "
+        "grader/output/schemas/regrade.schema.json)",
+    )
 
 
 def _add_gradescope_bundle(subparsers: SubParsers) -> None:
@@ -575,6 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_batch,
         _add_manifest,
         _add_merge,
+        _add_override,
         _add_replay,
         _add_regrade,
         _add_gradescope_bundle,

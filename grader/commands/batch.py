@@ -15,6 +15,7 @@ gradebook (``grader.commands.class_view``).
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -26,6 +27,7 @@ from grader.catalog import Chapter
 from grader.commands.check import check
 from grader.commands.class_view import CopyFinder, rebuild_class
 from grader.commands.manifest import graded_files
+from grader.commands.resume import KEPT, kept_row
 from grader.dependencies import DependencyProblem
 from grader.errors import GraderError, describe
 from grader.grade import grade
@@ -45,19 +47,20 @@ from grader.gradebook import (
 from grader.jobs import Limits
 from grader.locate import RefusedSubmission, locate
 from grader.output.files import TextReport, replace_folder, write_student_report
+from grader.overrides import read_overrides
 from grader.provenance import result_key
-from grader.results.batch import BatchResult, BatchRow, ClassView
+from grader.results.batch import BatchResult, BatchRow, ClassView, Step
 from grader.results.check import CheckReport
 from grader.roster import RosterEntry
 from grader.sandbox import confine
-from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.host.pool import WorkerPool, require_isolation
 from grader.similarity import KIT_FILES
 from grader.submission import SubmissionProblem, read_text_inside
 
 __all__ = ["COLUMNS", "grade_batch", "gradebook_csv", "row_of"]
 
-BatchProgress = Callable[[str, int, int], None]
-"""Called as ``progress(student, done, total)`` as each submission is graded."""
+BatchProgress = Callable[[Step], None]
+"""Called with each student done, graded or kept, as it is done: a log's line."""
 
 
 def student_names(folders: Sequence[Path]) -> list[str]:
@@ -84,8 +87,14 @@ def grade_batch(
     assignment: str | None = None,
     names: Sequence[str] | None = None,
     text_report: TextReport | None = None,
+    resume: bool = True,
 ) -> BatchResult:
     """Grade every folder into ``out`` (the layout in ``grader.gradebook``).
+
+    With ``resume``, a student whose row in ``out`` was graded from the files and kit it
+    would be graded from now, at this run's isolation or a stronger one, keeps that row
+    and is not graded again (``grader.commands.resume``): a stopped batch run again
+    grades only the rest.
 
     ``names`` are the students' names (default: each folder's name). An
     existing gradebook in ``out`` is merged into, never replaced: a student
@@ -105,23 +114,73 @@ def grade_batch(
     limits = limits or Limits()
     names = list(names) if names is not None else student_names(folders)
     _check_class(chapter, names)
+    read_overrides(out, chapter.grade_scale)  # one that does not hold up stops us before grading
     gradebook = out / GRADEBOOK
     merged = read_gradebook(gradebook)
     order = [*merged, *(key for key in map(text_cell, names) if key not in merged)]
-    backup = back_up(out, names, bool(merged))
+    kept = _kept_rows(chapter, folders, names, out, merged, limits) if resume else {}
+    steps = _Steps(len(names), progress)
+    for row in kept.values():
+        steps(row, None, KEPT)
+    backup = back_up(out, [name for name in names if name not in kept], bool(merged))
 
     def draw(pool: WorkerPool, copies: CopyFinder | None) -> ClassView:
         return rebuild_class(chapter, out, limits, lambda: pool, copies, roster, canvas, assignment)
 
-    submissions = [(folder, name) for folder, name in zip(folders, names, strict=True)]
+    submissions = [
+        (folder, name) for folder, name in zip(folders, names, strict=True) if name not in kept
+    ]
     rows, view = _grade_all(
-        chapter, submissions, out, limits, jobs, progress, text_report, (merged, order), draw
+        chapter, submissions, out, limits, jobs, steps, text_report, (merged, order), draw
     )
-    return _result(out, [rows[name] for name in names], view, backup, started)
+    rows |= kept
+    return _result(out, [rows[name] for name in names], view, backup, started, tuple(kept))
+
+
+def _kept_rows(
+    chapter: Chapter,
+    folders: Sequence[Path],
+    names: Sequence[str],
+    out: Path,
+    merged: dict[str, list[str]],
+    limits: Limits,
+) -> dict[str, BatchRow]:
+    """The rows of ``out`` that need no grading again (``grader.commands.resume``)."""
+    level = require_isolation(limits.isolation)
+    kept = {}
+    for folder, name in zip(folders, names, strict=True):
+        cells = merged.get(text_cell(name))
+        try:
+            row = kept_row(chapter, folder, name, out, cells, limits, level, row_of)
+        except Exception:  # whatever the folder holds, it is graded again, never a stop
+            row = None
+        if row is not None:
+            kept[name] = row
+    return kept
+
+
+class _Steps:
+    """Counts the students done and hands each to ``progress`` as a ``Step``."""
+
+    def __init__(self, total: int, progress: BatchProgress | None) -> None:
+        self.total, self.done, self.progress = total, 0, progress
+        self.lock = threading.Lock()
+
+    def __call__(self, row: BatchRow, seconds: float | None, outcome: str = "") -> None:
+        with self.lock:
+            self.done += 1
+            if self.progress is not None:
+                said = outcome or f"{row.verdict}, {row.grade:g} points"
+                self.progress(Step(self.done, self.total, row.student, said, seconds))
 
 
 def _result(
-    out: Path, rows: Sequence[BatchRow], view: ClassView, backup: Path | None, started: float
+    out: Path,
+    rows: Sequence[BatchRow],
+    view: ClassView,
+    backup: Path | None,
+    started: float,
+    resumed: tuple[str, ...] = (),
 ) -> BatchResult:
     """The batch's result: the rows graded (flagged as the class view found), and the class."""
     gradebook = out / GRADEBOOK
@@ -142,6 +201,8 @@ def _result(
         roster=view.roster,
         canvas=view.canvas,
         students=len(flagged),
+        resumed=resumed,
+        overrides=view.overrides,
     )
 
 
@@ -169,7 +230,7 @@ def _grade_all(
     out: Path,
     limits: Limits,
     jobs: int,
-    progress: BatchProgress | None,
+    progress: Callable[[BatchRow, float | None], None],
     text_report: TextReport | None,
     gradebook_rows: tuple[dict[str, list[str]], list[str]],
     draw: Callable[[WorkerPool, CopyFinder | None], ClassView],
@@ -200,12 +261,11 @@ def _grade_all(
             write_gradebook(gradebook, (merged[k] for k in order if k in merged))
             if copies is not None:  # while the workers grade the others
                 copies.add(row.student, *kept, report, (pool, beside))
+            progress(row, report.timings.get("total") if report is not None else None)
 
         try:
-            for done, future in enumerate(as_completed(futures), start=1):
+            for future in as_completed(futures):
                 record(future)
-                if progress is not None:
-                    progress(futures[future], done, len(futures))
             view = draw(pool, copies)
         except BaseException:  # Ctrl-C: stop the workers so the running checks end at once
             threads.shutdown(wait=False, cancel_futures=True)

@@ -180,14 +180,7 @@ def _report(
         "tests": chapter.student_tests if submission.tests is not None else None,
     }
     settings = limits.settings()
-    graded = {
-        "implementation": chapter.implementation,
-        "implementation_text": submission.implementation,
-        "tests": chapter.student_tests,
-        "tests_text": submission.tests,
-    }
-    for module, text in resolved.sources:  # what the student's tree ran with decides too
-        graded[f"dependency {module}"] = text
+    graded = graded_inputs(chapter, submission, resolved)
     isolation = min((course_phase.isolation, tests_phase.isolation), key=ISOLATION_ORDER.index)
     return CheckReport(
         chapter.id,
@@ -203,6 +196,22 @@ def _report(
         settings=settings,
         dependencies=resolved.uses,
     )
+
+
+def graded_inputs(
+    chapter: Chapter, submission: Submission, resolved: Resolved
+) -> dict[str, str | None]:
+    """What a check of ``submission`` reads, as ``grader.provenance.result_key`` takes it: each
+    file's place and text, and the text of each needed module the student's tree runs with."""
+    graded = {
+        "implementation": chapter.implementation,
+        "implementation_text": submission.implementation,
+        "tests": chapter.student_tests,
+        "tests_text": submission.tests,
+    }
+    for module, text in resolved.sources:  # what the student's tree ran with decides too
+        graded[f"dependency {module}"] = text
+    return graded
 
 
 def course_tests_only(

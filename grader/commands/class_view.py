@@ -4,8 +4,9 @@
 ``grader merge`` both end here, so ``class.html``, ``class.json``,
 ``similarity.csv`` and ``.html``, the gradebook's ``flags`` and the Canvas
 file always cover the whole class in ``out``, never only the students of the
-last run. Everything is read back from ``out`` itself: each student's JSON
-report and the copy of the files graded (``submissions/NAME/``).
+last run, each grade set by hand (``grader.overrides``) in its place.
+Everything is read back from ``out`` itself: each student's JSON report and
+the copy of the files graded (``submissions/NAME/``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from grader.gradebook import (
     CLASS_JSON,
     CLASS_PAGE,
     GRADEBOOK,
+    REPORTS,
     ROSTER_CHECK,
     SIMILARITY_CSV,
     SUBMISSIONS,
@@ -40,8 +42,9 @@ from grader.output.check_json import report_from_dict
 from grader.output.class_report import class_data, class_html, class_json
 from grader.output.files import write_atomically
 from grader.output.similarity import SIMILARITY_PAGE, similarity_csv, similarity_html
+from grader.overrides import NOTE_SUFFIX, read_overrides, student_note
 from grader.patching import mutant_sources
-from grader.results.batch import ClassView
+from grader.results.batch import ClassView, Override
 from grader.results.check import CheckReport
 from grader.roster import RosterEntry, match_roster
 from grader.sandbox.host.pool import WorkerPool
@@ -232,8 +235,17 @@ def rebuild_class(
         write_gradebook(gradebook, rows.values())
         write_atomically(out / SIMILARITY_CSV, similarity_csv(similarity))
         write_atomically(out / SIMILARITY_PAGE, similarity_html(chapter.id, similarity))
+    overrides = read_overrides(out, chapter.grade_scale)
+    rows, written = _with_overrides(rows, overrides), rows
+    if rows != written:
+        write_gradebook(gradebook, rows.values())
+    for student, override in overrides.items():
+        if text_cell(student) in rows:  # the student's note, to hand back with the report
+            note = out / REPORTS / f"{student}{NOTE_SUFFIX}"
+            write_atomically(note, student_note(chapter.id, override))
     grades = {untext(key): points(cells) for key, cells in rows.items()}
-    figures = class_data(chapter, grades, reports, similarity)
+    grades |= {name: o.grade for name, o in overrides.items() if name in grades}
+    figures = class_data(chapter, grades, reports, similarity, overrides)
     write_atomically(out / CLASS_JSON, class_json(figures))
     write_atomically(out / CLASS_PAGE, class_html(figures))
     matched = None
@@ -243,4 +255,19 @@ def rebuild_class(
         if canvas is not None:
             title = assignment or chapter.id
             write_atomically(canvas, canvas_csv(title, chapter.grade_scale, matched, grades))
-    return ClassView(similarity, seconds, matched, canvas if roster is not None else None)
+    shown = tuple(o for name, o in overrides.items() if name in grades)
+    return ClassView(similarity, seconds, matched, canvas if roster is not None else None, shown)
+
+
+def _with_overrides(
+    rows: dict[str, list[str]], overrides: Mapping[str, Override]
+) -> dict[str, list[str]]:
+    """The rows with each student's ``override`` cell: the grade set by hand, or empty."""
+    return {
+        key: with_cell(
+            cells,
+            "override",
+            text_cell(overrides[untext(key)].describe()) if untext(key) in overrides else "",
+        )
+        for key, cells in rows.items()
+    }

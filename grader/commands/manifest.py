@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from grader.errors import GraderError
 from grader.gradebook import checked_name
 from grader.locate import RefusedSubmission, locate
 from grader.provenance import REFUSED, submission_digest
-from grader.results.batch import Entry, Manifest
+from grader.results.batch import Entry, Manifest, Step
 from grader.submission import read_submission
 
 MANIFEST_VERSION = 1
@@ -54,15 +55,21 @@ def build_manifest(
     folders: Sequence[Path],
     names: Sequence[str],
     expected: dict[str, float] | None = None,
+    progress: Callable[[Step], None] | None = None,
 ) -> Manifest:
     """The manifest of ``folders`` (each student's name in ``names``), sorted by student;
-    ``expected`` gives the seconds an earlier run measured, by student."""
+    ``expected`` gives the seconds an earlier run measured, by student; ``progress`` hears
+    of each folder as it is read."""
     entries = []
-    for folder, name in zip(folders, names, strict=True):
+    for done, (folder, name) in enumerate(zip(folders, names, strict=True), start=1):
+        started = time.monotonic()
         files = graded_files(chapter, folder)
         default = REFUSED_SECONDS if REFUSED in files else DEFAULT_SECONDS
         seconds = (expected or {}).get(name, default)
         entries.append(Entry(name, folder, submission_digest(files), round(seconds, 3)))
+        if progress is not None:
+            said = "refused: nothing to grade" if REFUSED in files else "hashed"
+            progress(Step(done, len(folders), name, said, time.monotonic() - started))
     return Manifest(chapter.id, tuple(sorted(entries, key=lambda e: e.student)))
 
 

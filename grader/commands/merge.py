@@ -8,7 +8,9 @@ other copy is kept under ``conflicts/`` and the row's ``conflict`` cell names
 it, so nothing is chosen silently. With different keys the row graded later
 wins (on the same second, it is a conflict too). Merging a shard again, or a
 shard already merged, changes nothing: ``merge(merge(a, b), b) == merge(a, b)``.
-Then the class view is drawn over the merged class (``class_view``).
+A grade set by hand (``grader.overrides``) in ``out`` or a shard is kept (the
+later of two for one student). Then the class view is drawn over the merged
+class (``class_view``).
 
 A shard is data to check, not an authority (docs/security.md): a row whose
 report's provenance does not give the very key the row is filed under, whose
@@ -19,8 +21,9 @@ and the merge exits 1.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +50,9 @@ from grader.gradebook import (
 from grader.jobs import Limits
 from grader.output.check_json import stable_part
 from grader.output.files import copy_files, remove_folder, replace_folder, write_atomically
+from grader.overrides import read_overrides, take_overrides
 from grader.provenance import key_from_dict, text_digest
-from grader.results.batch import Conflict, MergeResult
+from grader.results.batch import Conflict, MergeResult, Step
 from grader.roster import RosterEntry
 from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
 from grader.sandbox.host.pool import WorkerPool
@@ -63,15 +67,18 @@ def merge_outputs(
     roster: Sequence[RosterEntry] | None = None,
     canvas: Path | None = None,
     assignment: str | None = None,
+    progress: Callable[[Step], None] | None = None,
 ) -> MergeResult:
-    """Merge each graded folder of ``shards`` into ``out`` (see the module docstring)."""
+    """Merge each graded folder of ``shards`` into ``out`` (see the module docstring);
+    ``progress`` hears of each shard's row as it is taken."""
     limits = limits or Limits()
     rows = read_gradebook(out / GRADEBOOK)
     before = dict(rows)
     tally = _Tally(rows)
-    for shard in shards:
-        if shard.resolve() != out.resolve():
-            tally.take_shard(out, shard, limits.isolation)
+    books = _gradebooks(out, shards, chapter.grade_scale)
+    said = _teller(progress, sum(len(theirs) for _, theirs in books))
+    for shard, theirs in books:
+        tally.take_shard(out, shard, theirs, limits.isolation, said)
     added, replaced, conflicts, unchanged = (
         tally.added,
         tally.replaced,
@@ -87,6 +94,7 @@ def merge_outputs(
         _copy_student(shard, out, student)
     if rows != before or not (out / GRADEBOOK).is_file():
         write_gradebook(out / GRADEBOOK, rows.values())
+    take_overrides(out, [shard for shard, _ in books], chapter.grade_scale)
     view = rebuild_class(
         chapter,
         out,
@@ -133,6 +141,37 @@ def _unmet(shard: Path, cells: Sequence[str], minimum: IsolationLevel) -> str | 
     return None
 
 
+def _teller(
+    progress: Callable[[Step], None] | None, total: int
+) -> Callable[[Path, str, str], None]:
+    """What hands each shard's row taken, ``(shard, key, outcome)``, to ``progress``."""
+    done = itertools.count(1)
+
+    def said(shard: Path, key: str, outcome: str) -> None:
+        if progress is not None:
+            progress(Step(next(done), total, untext(key), f"{outcome} ({shard})"))
+
+    return said
+
+
+def _gradebooks(
+    out: Path, shards: Sequence[Path], scale: float
+) -> list[tuple[Path, dict[str, list[str]]]]:
+    """Each shard (but ``out`` itself) with its gradebook's rows; ``GraderError`` before
+    anything changes for a folder whose overrides do not hold up."""
+    read_overrides(out, scale)
+    books = []
+    for shard in shards:
+        if shard.resolve() == out.resolve():
+            continue
+        theirs = read_gradebook(shard / GRADEBOOK)
+        if not theirs and not (shard / GRADEBOOK).is_file():
+            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
+        read_overrides(shard, scale)
+        books.append((shard, theirs))
+    return books
+
+
 class _Tally:
     """The merge so far: the rows as they stand, and what each shard's row did to them."""
 
@@ -147,43 +186,52 @@ class _Tally:
         self.refused: list[tuple[str, str]] = []
         """The rows left out, each with why (``_unmet``)."""
 
-    def take_shard(self, out: Path, shard: Path, minimum: IsolationLevel) -> None:
-        """Every row of ``shard`` that meets the class's requirement (``_unmet``)."""
-        theirs = read_gradebook(shard / GRADEBOOK)
-        if not theirs and not (shard / GRADEBOOK).is_file():
-            raise GraderError(f"{shard} holds no {GRADEBOOK}: pass the --out folder of a batch")
+    def take_shard(
+        self,
+        out: Path,
+        shard: Path,
+        theirs: dict[str, list[str]],
+        minimum: IsolationLevel,
+        said: Callable[[Path, str, str], None],
+    ) -> None:
+        """Every row ``theirs`` of ``shard`` that meets the class's requirement (``_unmet``);
+        ``said`` hears what came of each."""
         for key, cells in theirs.items():
             why = _unmet(shard, cells, minimum)
             if why is not None:
                 self.refused.append((checked_name(untext(key), str(shard / GRADEBOOK)), why))
+                said(shard, key, f"left out: {why}")
             else:
-                self.take(out, shard, key, cells)
+                said(shard, key, self.take(out, shard, key, cells))
 
-    def take(self, out: Path, shard: Path, key: str, cells: list[str]) -> None:
-        """One row of ``shard``: new, newer, the same, or a conflict kept beside."""
+    def take(self, out: Path, shard: Path, key: str, cells: list[str]) -> str:
+        """One row of ``shard``: new, newer, the same, or a conflict kept beside; what was
+        done, in a few words."""
         rows = self.rows
         student = checked_name(untext(key), str(shard / GRADEBOOK))
         if key not in rows:
             rows[key] = with_cell(cells, "conflict", "")
             self.added.append(student)
             self.pending.append((shard, student))
-            return
+            return "added"
         mine = rows[key]
         same_key = cell(mine, "key") == cell(cells, "key")
         if same_key or cell(mine, "graded_at") == cell(cells, "graded_at"):
             differs = _differences(out, mine, shard, cells)
             if not differs and same_key:
                 self.unchanged += 1
-                return
+                return "unchanged"
             found = _keep_conflict(out, shard, cells, differs or ("key",))
             self.conflicts.append(found)
             rows[key] = with_cell(mine, "conflict", _conflict_cell(mine, found.copy))
-        elif cell(cells, "graded_at") > cell(mine, "graded_at"):
+            return f"conflict: the copies disagree, the other is kept as {found.copy}"
+        if cell(cells, "graded_at") > cell(mine, "graded_at"):
             rows[key] = with_cell(cells, "conflict", "")
             self.replaced.append(student)
             self.pending.append((shard, student))
-        else:
-            self.unchanged += 1
+            return "replaced: graded later"
+        self.unchanged += 1
+        return "unchanged: the row kept was graded later"
 
 
 def _report_data(folder: Path, cells: Sequence[str]) -> dict[str, Any] | None:

@@ -19,7 +19,8 @@ import dataclasses
 import json
 import time
 import typing
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from grader.jobs import Limits, limits_from_settings
 from grader.locate import RefusedSubmission, locate
 from grader.output.check_json import SCHEMA_VERSION, report_to_dict, stable_part
 from grader.provenance import key_from_dict
+from grader.results.batch import Step
 from grader.results.replay import Change, Regrade, Replay
 from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
 from grader.sandbox.host.pool import WorkerPool
@@ -193,10 +195,15 @@ def replay_report(
 
 
 def regrade_class(
-    chapter: Chapter, out: Path, jobs: int = 2, isolation: IsolationLevel = "none"
+    chapter: Chapter,
+    out: Path,
+    jobs: int = 2,
+    isolation: IsolationLevel = "none",
+    progress: Callable[[Step], None] | None = None,
 ) -> Regrade:
     """Every student of the class in ``out`` graded again with the kit installed now, under the
-    settings each report recorded; ``out`` is only read."""
+    settings each report recorded; ``out`` is only read. ``progress`` hears of each student
+    as they are done."""
     started = time.monotonic()
     rows = read_gradebook(out / GRADEBOOK)
     if not rows:
@@ -225,13 +232,19 @@ def regrade_class(
         def again(student: str, before: dict[str, Any], folder: Path) -> Replay:
             run_settings = before["provenance"]["run_settings"]
             limits = limits_from_settings(run_settings, pool.isolation)
+            was = _shown(before.get("verdict")), _shown(before.get("grade", {}).get("points"))
+            begun = time.monotonic()
             try:
                 changes, keys = regrade_one(chapter, before, folder, limits, pool)
             except RefusedSubmission as refused:
-                return Replay(student, (), (), refused.message)
-            return Replay(student, changes, keys)
+                return Replay(student, (), (), refused.message, *was)
+            return Replay(student, changes, keys, "", *was, time.monotonic() - begun)
 
         futures = [threads.submit(again, *item) for item in todo]
+        for done, future in enumerate(as_completed(futures), start=1):
+            if progress is not None:
+                replay = future.result()
+                progress(Step(done, len(futures), replay.student, _step(replay), replay.seconds))
         students = tuple(future.result() for future in futures)
     return Regrade(out, students, tuple(skipped), round(time.monotonic() - started, 3))
 
@@ -244,4 +257,14 @@ def _too_weak(report: dict[str, Any], level: IsolationLevel) -> str:
     return (
         f"graded at {_level(report)!r}, and this machine gives runs only {level!r}: regrade "
         "where it gives that level, never below it"
+    )
+
+
+def _step(replay: Replay) -> str:
+    """A regraded student in a few words: verdict and grade, before and now."""
+    if replay.problem:
+        return f"not regraded: {replay.problem}"
+    verdict, grade = replay.now("verdict"), replay.now("grade")
+    return f"{replay.verdict} -> {verdict}, {replay.grade} -> {grade} points" + (
+        "" if replay.identical else "; moved" if replay.moved else "; report changed"
     )

@@ -20,12 +20,14 @@ from typing import Any
 
 from grader.catalog import Chapter
 from grader.output.similarity import SIMILARITY_PAGE, group_anchor
+from grader.results.batch import Override
 from grader.results.check import CheckReport, MutationResult
 from grader.results.status import is_kill
 from grader.similarity import Similarity, clusters
 
 BINS = 10
-"""Bars of each histogram: tenths of the grade scale, tenths of the mutation score."""
+"""Bars of each histogram below its top: tenths of the grade scale, tenths of the mutation
+score; the top itself (a full grade, every mutant killed) has a bar of its own."""
 
 
 def reason_of(problem: str, tests: Sequence[str]) -> str:
@@ -59,15 +61,26 @@ def _before_detail(reason: str) -> str:
     return reason
 
 
-def _histogram(values: Sequence[float], top: float) -> list[dict[str, float | int]]:
+def _histogram(values: Sequence[float], top: float) -> list[dict[str, Any]]:
+    """``BINS`` bars from 0 up to (not including) ``top``, then one of ``top`` alone, each
+    labelled as the range it holds (``90-99``, ``100``; ``0.9-0.99``, ``1``; with an en dash)."""
     width = top / BINS
-    counts = [0] * BINS
+    step = 1.0 if width >= 1 and float(width).is_integer() else 0.01
+    counts = [0] * (BINS + 1)
     for value in values:
-        counts[min(BINS - 1, max(0, int(value / width + 1e-9)))] += 1
-    return [
-        {"from": round(i * width, 4), "to": round((i + 1) * width, 4), "count": counts[i]}
+        at_top = value >= top - 1e-9
+        counts[BINS if at_top else max(0, min(BINS - 1, int(value / width + 1e-9)))] += 1
+    bins: list[dict[str, Any]] = [
+        {
+            "from": round(i * width, 4),
+            "to": round((i + 1) * width, 4),
+            "label": f"{i * width:g}\N{EN DASH}{round((i + 1) * width - step, 4):g}",
+            "count": counts[i],
+        }
         for i in range(BINS)
     ]
+    bins.append({"from": top, "to": top, "label": f"{top:g}", "count": counts[BINS]})
+    return bins
 
 
 def _summary(values: Sequence[float], top: float) -> dict[str, Any]:
@@ -84,9 +97,11 @@ def class_data(
     grades: Mapping[str, float],
     reports: Mapping[str, CheckReport | None],
     similarity: Similarity | None,
+    overrides: Mapping[str, Override] | None = None,
 ) -> dict[str, Any]:
     """The class's figures as plain data (``class.json``); ``grades`` and ``reports`` by
-    student, in gradebook order (a student the grader could not grade has no report)."""
+    student, in gradebook order (a student the grader could not grade has no report);
+    ``grades`` hold the grades set by hand, listed in ``overrides``."""
     graded = {name: r for name, r in reports.items() if r is not None}
     measured = {name: r.mutation for name, r in graded.items() if r.mutation is not None}
     mutants = _mutant_rates(chapter, measured)
@@ -109,6 +124,18 @@ def class_data(
         "invalid_reasons": invalid,
         "flags": flags,
         "groups": groups,
+        "overrides": [
+            {
+                "student": o.student,
+                "grade": o.grade,
+                "graded": o.graded,
+                "by": o.by,
+                "at": o.at,
+                "why": o.why,
+            }
+            for name, o in (overrides or {}).items()
+            if name in grades
+        ],
     }
 
 
@@ -210,9 +237,10 @@ _BAR = "#3f7fbf"
 _WARN = "#d9822b"
 
 
-def _column_chart(title: str, bins: Sequence[Mapping[str, float | int]], label: str) -> str:
-    """A histogram as an SVG column chart, one column per bin, its count above it."""
-    width, height, pad = 520, 180, 28
+def _column_chart(title: str, bins: Sequence[Mapping[str, Any]], label: str) -> str:
+    """A histogram as an SVG column chart, one column per bin, its count above it and the
+    range it holds below it."""
+    width, height, pad = 600, 180, 28
     top = max([int(b["count"]) for b in bins] + [1])
     step = (width - 2 * pad) / len(bins)
     parts = [
@@ -227,15 +255,15 @@ def _column_chart(title: str, bins: Sequence[Mapping[str, float | int]], label: 
         parts.append(
             f"<rect class='bar' x='{x + 2:.1f}' y='{y:.1f}' width='{step - 4:.1f}' "
             f"height='{tall:.1f}' fill='{_BAR}'>"
-            f"<title>{b['from']:g} to {b['to']:g}: {count}</title></rect>"
+            f"<title>{html.escape(str(b['label']))}: {count}</title></rect>"
         )
         if count:
             parts.append(
                 f"<text x='{x + step / 2:.1f}' y='{y - 3:.1f}' text-anchor='middle'>{count}</text>"
             )
         parts.append(
-            f"<text x='{x + step / 2:.1f}' y='{height - pad + 14:.1f}' text-anchor='middle'>"
-            f"{b['from']:g}</text>"
+            f"<text x='{x + step / 2:.1f}' y='{height - pad + 14:.1f}' text-anchor='middle' "
+            f"class='bin'>{html.escape(str(b['label']))}</text>"
         )
     parts.append(
         f"<text x='{width / 2:.1f}' y='{height + 20}' text-anchor='middle'>"
@@ -313,6 +341,29 @@ def _copies_html(data: Mapping[str, Any]) -> str:
     return groups + flags
 
 
+def _overrides_html(data: Mapping[str, Any]) -> str:
+    """The grades set by hand, which the figures above count in place of the grader's."""
+    overrides = data.get("overrides") or []
+    if not overrides:
+        return ""
+    rows = [
+        (
+            o["student"],
+            "" if o["graded"] is None else f"{o['graded']:g}",
+            f"{o['grade']:g}",
+            o["by"],
+            o["at"],
+            o["why"],
+        )
+        for o in overrides
+    ]
+    return (
+        f"<p class='note'>{len(overrides)} grades set by hand (grader override), counted "
+        "above in place of the grader's:</p>"
+        + _table(("student", "graded", "set by hand", "by", "at", "why"), rows)
+    )
+
+
 def class_html(data: Mapping[str, Any]) -> str:
     """The page of ``class_data``'s figures."""
     chapter = html.escape(str(data["chapter"]))
@@ -349,6 +400,7 @@ def class_html(data: Mapping[str, Any]) -> str:
         f"{data['valid_tests']} with valid tests.</p>"
         f"<h2>Grades</h2><p>{_figure(grades)}, out of {grades['scale']:g}</p>"
         + _column_chart("Grades", grades["histogram"], f"grade (out of {grades['scale']:g})")
+        + _overrides_html(data)
         + f"<h2>Mutation scores</h2><p>{_figure(scores)} (valid tests only)</p>"
         + _column_chart("Mutation scores", scores["histogram"], "mutation score")
         + "<h2>Planted mutants: share of the class that killed each</h2>"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -27,7 +27,7 @@ from grader.output.wording import (
     verdict_sentence,
 )
 from grader.results.audit import AuditReport, GeneratedMutant
-from grader.results.batch import BatchResult, Manifest, MergeResult
+from grader.results.batch import BatchResult, Manifest, MergeResult, Override, OverrideResult
 from grader.results.check import CheckReport, MutationResult
 from grader.results.kit import Bundle, Release, TddResult
 from grader.results.replay import Regrade, Replay
@@ -557,10 +557,46 @@ def render_batch(console: Console, result: BatchResult) -> None:
     )
     if result.kept:
         console.print(f"{result.kept} earlier rows of the gradebook kept as they were")
+    if result.resumed:
+        _whole(
+            console,
+            Text(
+                f"{len(result.resumed)} of the {count} not graded again: their rows were graded "
+                "from the same files and kit (--no-resume grades them again)"
+            ),
+        )
     if result.backup is not None:
         console.print(f"the gradebook and reports replaced are saved in {result.backup}")
     _render_class(console, result.gradebook.parent, result.students, result.similarity)
+    _render_overrides(console, result.overrides)
     _render_roster(console, result.gradebook.parent, result.roster, result.canvas)
+
+
+def _render_overrides(console: Console, overrides: Sequence[Override]) -> None:
+    """The grades set by hand, each on a line: they stand in place of the grader's."""
+    if overrides:
+        console.print(
+            f"{len(overrides)} grade(s) set by hand, in the class page, the Canvas file and "
+            "the gradebook's override column in place of the grader's:"
+        )
+    for override in overrides:
+        _indented(console, 4, f"{override.student}: ", override.describe(), label_style="bold")
+
+
+def render_override(console: Console, result: OverrideResult) -> None:
+    override = result.override
+    graded = "" if override.graded is None else f" (the grader gave {override.graded:g})"
+    _whole(
+        console,
+        Text(
+            f"{override.student}'s grade is now {override.grade:g}{graded}, set by {override.by} "
+            f"at {override.at}; recorded in {result.out / 'overrides.json'}, kept by every later "
+            "batch, merge and regrade"
+        ),
+    )
+    console.print(f"the class page, with every grade set by hand: {result.out / 'class.html'}")
+    _render_overrides(console, result.view.overrides)
+    _render_roster(console, result.out, result.view.roster, result.view.canvas)
 
 
 def _render_class(
@@ -640,6 +676,7 @@ def render_merge(console: Console, result: MergeResult) -> None:
         console.print(f"the gradebook and reports replaced are saved in {result.backup}")
     view = result.view
     _render_class(console, result.out, result.students, view.similarity)
+    _render_overrides(console, view.overrides)
     _render_roster(console, result.out, view.roster, view.canvas)
 
 
@@ -668,31 +705,70 @@ def render_replay(console: Console, replay: Replay) -> None:
         console.print("[bold red]replayed: not the same[/]")
 
 
-def render_regrade(console: Console, regrade: Regrade) -> None:
+def render_regrade(
+    console: Console,
+    regrade: Regrade,
+    details: bool = False,
+    overrides: Mapping[str, Override] | None = None,
+) -> None:
+    """The release gate: a table of every student (verdict and grade before and now, the
+    one-line reason, a grade set by hand), then the changes of the rows that moved (of
+    every row with ``details``), each value cut to one line unless ``details``."""
+    overrides = overrides or {}
+    moved = [replay for replay in regrade.students if replay.moved]
     changed = regrade.changed
     _whole(
         console,
         Text(
             f"regraded {len(regrade.students)} students of {regrade.out} with the kit installed "
-            f"now, in {regrade.seconds:.1f} s: {len(changed)} would change"
+            f"now, in {regrade.seconds:.1f} s: {len(moved)} moved (verdict, grade or a kill), "
+            f"{len(changed) - len(moved)} more with another report"
         ),
     )
-    for replay in changed:
-        if replay.problem:
-            _indented(console, 2, f"{replay.student}: ", replay.problem, label_style="bold")
-            continue
-        what = ", ".join(w for w in ("verdict", "grade", "kills") if not replay.same(w))
-        keys = ", ".join(replay.key_changes) or "nothing"
-        _indented(
-            console,
-            2,
-            f"{replay.student}: ",
-            f"{what or 'report'} would change (the key's {keys} changed)",
-            label_style="bold",
+    table = Table(title="Regrade: before -> now")
+    for column in ("student", "verdict", "grade", "reason"):
+        table.add_column(column, overflow="fold")
+    for replay in regrade.students:
+        style = "red" if replay.moved else "" if replay.identical else "yellow"
+        table.add_row(
+            Text(replay.student, style="bold" if replay.moved else ""),
+            Text(_before_now(replay.verdict, replay.now("verdict")), style=style),
+            Text(_before_now(replay.grade, replay.now("grade")), style=style),
+            Text(replay.reason + _overridden(overrides.get(replay.student))),
         )
-        _render_changes(console, replay)
     for student, why in regrade.skipped:
-        _indented(console, 2, f"{student}: ", f"not regraded: {why}", label_style="dim")
+        table.add_row(Text(student), Text("-"), Text("-"), Text(f"not regraded: {why}"))
+    console.print(table)
+    shown = [r for r in regrade.students if r.moved or (details and r.changes)]
+    for replay in shown:
+        _indented(console, 2, f"{replay.student}: ", replay.reason, label_style="bold")
+        for change in replay.changes:
+            before, after = change.before, change.after
+            if not details:
+                before, after = _one_line(before), _one_line(after)
+            _indented(console, 6, f"{change.what}: ", f"{before} -> {after}")
+    hidden = len([r for r in changed if not r.moved]) if not details else 0
+    if hidden:
+        console.print(
+            f"{hidden} row(s) whose verdict, grade and kills stayed have other changes: "
+            "grader regrade --details shows them"
+        )
+
+
+def _overridden(override: Override | None) -> str:
+    if override is None:
+        return ""
+    return f"; the grade of record stays {override.grade:g}, set by hand by {override.by}"
+
+
+def _before_now(before: str, now: str) -> str:
+    return before if before == now else f"{before} -> {now}"
+
+
+def _one_line(value: str, width: int = 120) -> str:
+    """``value`` on one line, cut at ``width`` characters with a note of what was cut."""
+    flat = " ".join(value.split())
+    return flat if len(flat) <= width else f"{flat[:width]}... ({len(flat)} characters)"
 
 
 def render_bundle(console: Console, bundle: Bundle) -> None:

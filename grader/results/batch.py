@@ -49,6 +49,28 @@ class BatchRow:
 
 
 @dataclass(frozen=True)
+class Override:
+    """A student's grade set by hand (``grader override``, ``grader.overrides``)."""
+
+    student: str
+    """The student's name."""
+    grade: float
+    """The grade of record."""
+    why: str
+    """Why it was set by hand, in one line."""
+    by: str
+    """Who set it: the user who ran ``grader override``."""
+    at: str
+    """When (UTC, ISO 8601)."""
+    graded: float | None = None
+    """The grade the grader had given when the override was set (``None``: not known)."""
+
+    def describe(self) -> str:
+        """The override in one line, as the gradebook's ``override`` cell and the pages say it."""
+        return f"{self.grade:g}, set by {self.by} at {self.at}: {self.why}"
+
+
+@dataclass(frozen=True)
 class ClassView:
     """What is drawn over the whole class after a batch or a merge."""
 
@@ -60,6 +82,8 @@ class ClassView:
     """Who the roster and the gradebook do not share (``None``: no roster given)."""
     canvas: Path | None
     """The Canvas gradebook file written (``None``: no roster given)."""
+    overrides: tuple[Override, ...] = ()
+    """The grades set by hand, each in the class's figures in place of the grader's."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,10 @@ class BatchResult:
     """The Canvas gradebook file written (``None``: no roster given)."""
     students: int = 0
     """Rows of the gradebook after the batch: the class the class view covers."""
+    resumed: tuple[str, ...] = ()
+    """Students of ``rows`` whose earlier row was kept, not graded again (resume)."""
+    overrides: tuple[Override, ...] = ()
+    """The grades set by hand in the class, kept in place of the grader's."""
 
     @property
     def passed(self) -> int:
@@ -154,3 +182,31 @@ class Manifest:
     """The chapter's id."""
     entries: tuple[Entry, ...]
     """Every submission, in the order shards are cut from."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One student done by a long command (batch, merge, regrade, manifest): a log's line."""
+
+    done: int
+    """How many are done, this one included."""
+    total: int
+    """How many there are."""
+    student: str
+    """The student's name."""
+    outcome: str
+    """What came of it, in a few words (``pass, 87.5 points``; ``kept: ...``)."""
+    seconds: float | None = None
+    """How long it took; ``None``: nothing was run for it (a row kept or merged)."""
+
+
+@dataclass(frozen=True)
+class OverrideResult:
+    """What ``grader override`` recorded, and the class drawn again with it."""
+
+    out: Path
+    """The graded class."""
+    override: Override
+    """The grade set by hand."""
+    view: ClassView
+    """The class drawn again."""

@@ -30,6 +30,12 @@ class Replay:
     """The parts of the key that differ (``chapter``, ``code``, ``isolation``...)."""
     problem: str = ""
     """Why the student could not be graded again (nothing else is then said)."""
+    verdict: str = ""
+    """The verdict of the report kept (empty: not known)."""
+    grade: str = ""
+    """The grade of the report kept, as its JSON writes it (empty: not known)."""
+    seconds: float | None = None
+    """How long grading again took (``None``: not measured)."""
 
     @property
     def identical(self) -> bool:
@@ -40,6 +46,31 @@ class Replay:
         """Whether nothing of ``what`` changed: ``verdict``, ``grade`` or ``kills``."""
         prefix = "mutant " if what == "kills" else what
         return not any(change.what.startswith(prefix) for change in self.changes)
+
+    def now(self, what: str) -> str:
+        """The ``verdict`` or ``grade`` graded now: the kept one unless it changed."""
+        before = self.verdict if what == "verdict" else self.grade
+        return next((c.after for c in self.changes if c.what == what), before)
+
+    @property
+    def moved(self) -> bool:
+        """Whether the verdict, the grade or a kill changed, or grading again failed."""
+        return bool(self.problem) or not all(
+            self.same(what) for what in ("verdict", "grade", "kills")
+        )
+
+    @property
+    def reason(self) -> str:
+        """Why the row reads as it does, in one line: the problem, or what changed (up to
+        three things by name) and which parts of the key moved."""
+        if self.problem:
+            return self.problem
+        names = [change.what for change in self.changes]
+        said = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        said = f"changed: {said}" if names else "the same"
+        if self.key_changes:
+            said += f" (the key's {', '.join(self.key_changes)} changed)"
+        return said
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
 from grader.jobs import Limits
 from grader.locate import MAX_DEPTH, AmbiguousSubmission, OnlyKitFiles, locate
 from grader.output.check_json import SCHEMA_PATH
-from grader.results.batch import BatchRow
+from grader.results.batch import BatchRow, Step
 from grader.results.check import CheckReport, CourseTestsResult, StudentTestsResult
 from grader.sandbox.confine import isolation_level
 from grader.submission import start_submission
@@ -290,15 +290,13 @@ def test_an_error_of_the_grader_becomes_a_row(
         return real(chapter, folder, limits, pool=pool, compare_copies=compare_copies)
 
     monkeypatch.setattr(grader.commands.batch, "check", check)
-    seen: list[tuple[str, int, int]] = []
-    result = grade_batch(
-        CHAPTER, folders, tmp_path / "out", progress=lambda *event: seen.append(event)
-    )
+    seen: list[Step] = []
+    result = grade_batch(CHAPTER, folders, tmp_path / "out", progress=seen.append)
     problems = [row.problem for row in result.rows]
     assert problems[0].startswith("radix.py is missing from")
     assert problems[1] == "not graded: the kit is broken: a grading worker stopped unexpectedly"
     assert problems[2] == "not graded: ValueError('a bug')"
-    assert sorted(done for _, done, _ in seen) == [1, 2, 3]
+    assert sorted(step.done for step in seen) == [1, 2, 3]
     assert result.gradebook.read_text(encoding="utf-8").count("\n") == 4
 
 

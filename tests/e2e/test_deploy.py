@@ -9,19 +9,26 @@ the shard count equal to ``completions``, exit codes 1 and 2 never retried.
 GitHub: ``deploy/github/grade-class.yml`` is held to GitHub's workflow schema
 and linted by actionlint, as ``deploy/github/grade.yml`` is; its grade step's
 retry loop then runs here against a stand-in grader that exits with the codes
-a test chooses.
+a test chooses, the step before the upload hands a shard that a real
+``grader batch`` wrote as root to the runner's user, and the merge passes the
+roster it is given. The Kubernetes merge Job's shell runs here too.
 """
 
 from __future__ import annotations
 
+import os
+import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
 import yaml
+from conftest import make_submission
 from test_autograder import actionlint
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
@@ -92,9 +99,59 @@ def test_exit_codes_are_the_retry_policy(name: str, container: str, stop: str) -
     ]
 
 
-def test_the_merge_job_merges_every_shard() -> None:
-    (merge,) = job("merge-job.yaml")["spec"]["template"]["spec"]["containers"]
-    assert merge["args"] == ["exec /kit/bin/grader merge /out/class /out/shard-*"]
+@pytest.mark.parametrize(
+    ("roster", "assignment", "expected"),
+    [
+        (
+            "/class/roster.csv",
+            "",
+            "merge --roster /class/roster.csv --canvas /out/class/canvas.csv /out/class "
+            "/out/shard-0 /out/shard-1",
+        ),
+        (
+            "/class/r.csv",
+            "Radix tree (12)",
+            "merge --roster /class/r.csv --canvas /out/class/canvas.csv --canvas-assignment "
+            "Radix tree (12) /out/class /out/shard-0 /out/shard-1",
+        ),
+        ("", "", "merge /out/class /out/shard-0 /out/shard-1"),
+    ],
+)
+def test_the_merge_job_merges_every_shard_with_the_roster(
+    tmp_path: Path, roster: str, assignment: str, expected: str
+) -> None:
+    """The merge container's shell, run here with a stand-in grader at /kit/bin/grader's
+    place: every shard, and the roster and Canvas file unless ROSTER is empty."""
+    spec = job("merge-job.yaml")["spec"]["template"]["spec"]
+    (merge,) = spec["containers"]
+    env = {e["name"]: e["value"] for e in merge["env"]}
+    assert env == {"ROSTER": "/class/roster.csv", "CANVAS_ASSIGNMENT": ""}
+    mounts = {m["name"]: m for m in merge["volumeMounts"]}
+    assert mounts["class"] == {"name": "class", "mountPath": "/class", "readOnly": True}
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    assert volumes["class"]["persistentVolumeClaim"]["readOnly"] is True
+    (script,) = merge["args"]
+    for k in (0, 1):
+        (tmp_path / "out" / f"shard-{k}").mkdir(parents=True)
+    calls = tmp_path / "calls"
+    grader = tmp_path / "grader"
+    grader.write_text(f'#!/bin/sh\necho "$*" > {calls}\n', encoding="utf-8")
+    grader.chmod(0o755)
+    script = script.replace("/kit/bin/grader", str(grader)).replace(
+        "/out/shard-", f"{tmp_path}/out/shard-"
+    )
+    done = subprocess.run(
+        [*merge["command"], script],
+        env={"PATH": "/usr/bin:/bin", "ROSTER": roster, "CANVAS_ASSIGNMENT": assignment},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert calls.read_text(encoding="utf-8").strip() == expected.replace(
+        "/out/shard-", f"{tmp_path}/out/shard-"
+    )
 
 
 # ----------------------------------------------------------------------
@@ -189,3 +246,119 @@ def test_the_grade_step_retries_by_exit_code(
     made = (tmp_path / "calls").read_text(encoding="utf-8").splitlines()
     assert (done.returncode, len(made)) == (step_code, calls), done.stdout + done.stderr
     assert made[0].endswith("--shard 1/4 --out " + f"{tmp_path}/shard --isolation required")
+
+
+def merge_call(tmp_path: Path, roster: str, assignment: str) -> str:
+    """The arguments the merge job's Merge step gives grader (a stand-in here)."""
+    steps = {step["name"]: step for step in workflow()["jobs"]["merge"]["steps"]}
+    merge = steps["Merge"]
+    assert merge["env"] == {
+        "ROSTER": "${{ inputs.roster }}",
+        "ASSIGNMENT": "${{ inputs.canvas-assignment }}",
+    }
+    grader = tmp_path / "kit" / "bin" / "grader"
+    grader.parent.mkdir(parents=True)
+    grader.write_text(f'#!/bin/sh\necho "$*" > {tmp_path}/calls\n', encoding="utf-8")
+    grader.chmod(0o755)
+    for k in (0, 1):
+        (tmp_path / "shards" / f"shard-{k}").mkdir(parents=True)
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", merge["run"]],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "RUNNER_TEMP": str(tmp_path),
+            "ROSTER": roster,
+            "ASSIGNMENT": assignment,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return (tmp_path / "calls").read_text(encoding="utf-8").strip().replace(str(tmp_path), "T")
+
+
+def test_the_workflow_merges_with_the_roster_it_is_given(tmp_path: Path) -> None:
+    triggers: dict[Any, Any] = workflow()
+    inputs = triggers[True]["workflow_dispatch"]["inputs"]  # yaml reads `on:` as True
+    assert inputs["roster"]["default"] == "" and inputs["roster"]["required"] is False
+    with_roster = merge_call(tmp_path / "a", "class/roster.csv", "Radix tree (12)")
+    assert with_roster == (
+        "merge --roster class/roster.csv --canvas T/gradebook/canvas.csv --canvas-assignment "
+        "Radix tree (12) T/gradebook T/shards/shard-0 T/shards/shard-1"
+    )
+    assert (
+        merge_call(tmp_path / "b", "", "") == "merge T/gradebook T/shards/shard-0 T/shards/shard-1"
+    )
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+SUDO = '#!/bin/sh\nexec "$@"\n'  # the test runs as root: sudo is the command itself
+
+
+def as_nobody(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*NOBODY, *command], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="grader batch as root, as the workflow's sudo runs it, needs root"
+)
+def test_the_shard_a_root_batch_wrote_is_handed_to_the_runner_user() -> None:
+    """A real ``grader batch`` as root writes the shard (root's files, mode 600), then the
+    step before upload-artifact runs: the runner's user (``nobody`` here, the owner of the
+    workspace) can read every file of it, as upload-artifact must."""
+    base = Path(tempfile.mkdtemp(prefix="runner-"))  # mode 700: a run at uid reaches none
+    try:
+        temp, workspace, kit_class = base / "temp", base / "workspace", base / "class"
+        for folder in (temp, workspace, kit_class):
+            folder.mkdir()
+        nobody = pwd.getpwnam("nobody")
+        os.chown(workspace, nobody.pw_uid, nobody.pw_gid)
+        make_submission(kit_class, "missing_test_file").rename(kit_class / "ann")
+        for where in ("a", "b"):  # two radix.py: refused, a row with no report
+            (kit_class / "bob").mkdir(exist_ok=True)
+            make_submission(kit_class / "bob", "missing_test_file").rename(
+                kit_class / "bob" / where
+            )
+        shard = temp / "shard"
+        folders = [str(kit_class / "ann"), str(kit_class / "bob")]
+        graded = subprocess.run(
+            [sys.executable, "-m", "grader", "batch", *folders, "--out", str(shard),
+             "--isolation", "required"],
+            cwd=KIT, capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        assert graded.returncode == 0, graded.stderr
+        base.chmod(0o755)  # now nobody may reach the runner's folders, as on a runner
+        files = sorted(path for path in shard.rglob("*") if path.is_file())
+        assert shard / "gradebook.csv" in files and shard / "students" / "ann.json" in files
+        assert (
+            as_nobody("cat", str(shard / "gradebook.csv")).returncode != 0
+        )  # root's, as on a runner
+        steps = {step["name"]: step for step in workflow()["jobs"]["grade"]["steps"]}
+        names = list(steps)
+        step = steps["Hand the shard to the runner user"]
+        assert names.index(GRADE_STEP) < names.index(step["name"]) < names.index("Upload the shard")
+        assert step["if"] == "always()"  # a failed grade's rows are uploaded too
+        sudo = base / "bin" / "sudo"
+        sudo.parent.mkdir()
+        sudo.write_text(SUDO, encoding="utf-8")
+        sudo.chmod(0o755)
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            env={
+                "PATH": f"{sudo.parent}:/usr/bin:/bin",
+                "RUNNER_TEMP": str(temp),
+                "GITHUB_WORKSPACE": str(workspace),
+            },
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        read = as_nobody("cat", *map(str, files))
+        assert read.returncode == 0, read.stderr
+        listed = as_nobody("find", str(shard), "-type", "f")
+        assert sorted(listed.stdout.split()) == sorted(map(str, files))
+    finally:
+        shutil.rmtree(base)
