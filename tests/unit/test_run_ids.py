@@ -9,6 +9,8 @@ only mapped ids, and says so (exit 2) where too few are mapped.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from grader.errors import GraderError
@@ -118,7 +120,15 @@ def test_the_grader_stops_with_exit_2_where_too_few_ids_are_mapped(
 
     monkeypatch.setattr(confine, "isolation_level", lambda: "uid")
     monkeypatch.setattr(confine, "run_ids", unmapped)
-    with pytest.raises(GraderError, match=r"maps only 1 of the ids.*nothing was graded"):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.raises(GraderError, match=r"maps only 1 of the ids.*nothing was graded") as raised:
         pool.require_isolation("none")
+    assert raised.value.exit_code == 2
+    # Root whose namespace does not map nobody either: the level probe finds no level, and the
+    # reason given is the map.
     monkeypatch.setattr(confine, "isolation_level", lambda: "none")
-    assert pool.require_isolation("none", at_most="none") == "none"  # the kit tests at none
+    with pytest.raises(GraderError, match=r"^this container's user namespace maps only 1"):
+        pool.require_isolation("uid")
+    assert pool.require_isolation("none", at_most="none") == "none"  # the kit's tests at none
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert pool.require_isolation("none") == "none"  # not root: no run ids needed
