@@ -48,6 +48,7 @@ import grader.cli
 from grader.commands.bundle import pinned_dependencies
 from grader.gradebook import UNSTABLE_COLUMNS
 from grader.output.check_json import stable_part
+from grader.sandbox.confine import NARROW_RUN_IDS
 
 KIT = Path(__file__).resolve().parents[2]
 KUBERNETES = KIT / "deploy" / "kubernetes"
@@ -253,6 +254,7 @@ def graded(image: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
     for student, example in CLASS.items():
         make_submission(klass, example).rename(klass / student)
     (klass / EMPTY).mkdir()
+    klass.chmod(0o700)  # as docs/deploy.md advises: the runs' users cannot read a classmate's
     folders = [str(klass / student) for student in STUDENTS]
     assert grader.cli.main(["manifest", *folders, "-o", str(klass / "manifest.json")]) == 0
     volumes = {"class": klass, "out": out}
@@ -285,6 +287,11 @@ def test_the_image_holds_the_kit_at_the_releases_pinned_versions(image: str) -> 
     pins = dict(line.split("==") for line in pinned_dependencies())
     assert installed == pins
     assert podman("run", "--rm", *RUNTIME, image, "test", "-e", "/tmp/wheelhouse").returncode == 1
+    # No account, and so no file of the image, has an id runs may draw in a user namespace.
+    narrow = f"$3 >= {NARROW_RUN_IDS.start} && $3 < {NARROW_RUN_IDS.stop}"
+    accounts = ["awk", "-F:", f"{narrow} {{print}}", "/etc/passwd", "/etc/group"]
+    found = podman("run", "--rm", *RUNTIME, image, *accounts)
+    assert (found.returncode, found.stdout) == (0, "")
 
 
 @pytest.mark.slow
