@@ -48,7 +48,7 @@ import grader.cli
 from grader.commands.bundle import pinned_dependencies
 from grader.gradebook import UNSTABLE_COLUMNS
 from grader.output.check_json import stable_part
-from grader.sandbox.confine import NARROW_RUN_IDS
+from grader.sandbox.confine import NARROW_RUN_IDS, RUN_IDS
 
 KIT = Path(__file__).resolve().parents[2]
 KUBERNETES = KIT / "deploy" / "kubernetes"
@@ -262,7 +262,7 @@ def graded(image: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
     for index in range(2):
         env = {"SHARDS": "2", "JOB_COMPLETION_INDEX": str(index)}
         done[f"shard-{index}"] = run_pod(image, "grade-class-job.yaml", volumes, env)
-    done["merge"] = run_pod(image, "merge-job.yaml", {"out": out}, {})
+    done["merge"] = run_pod(image, "merge-job.yaml", volumes, {})  # what it mounts of them
     whole = unsharded("grade-class-job.yaml", "/out/whole")
     done["whole"] = run_pod(image, "grade-class-job.yaml", volumes, {}, args=whole)
     for name, run in done.items():
@@ -427,3 +427,59 @@ def test_the_wait_ends_on_failed_as_on_complete(
         f"wait --for=condition={condition} job/grade-ds07 --timeout=5m"
         for condition in ("complete", "failed")
     ]
+
+
+PROBE = """
+import os, signal, tempfile
+from pathlib import Path
+from grader.sandbox import confine
+level = confine.isolation_level()
+folder = Path(tempfile.mkdtemp(dir="/tmp"))
+confinement = confine.Confinement(level, (), confine.new_identity(level))
+confine.hand_over([folder], confinement)
+pid = confine.fork_confined(confinement, folder)
+if pid == 0:
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    found = [level, str(os.getuid()), status["CapEff"].strip(), status["CapPrm"].strip()]
+    for target in (1, os.getppid()):
+        try:
+            os.kill(target, signal.SIGSTOP)
+            found.append("stopped")
+        except PermissionError:
+            found.append("refused")
+    try:
+        open("/class/manifest.json").read()
+        found.append("read-the-class")
+    except PermissionError:
+        found.append("class-refused")
+    print(" ".join(found), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("uid_map", [False, True], ids=["host-ids", "uid-map"])
+def test_a_run_in_the_pod_holds_no_capability_and_cannot_stop_the_grader(
+    image: str, tmp_path: Path, uid_map: bool
+) -> None:
+    """A hostile run in the baseline pod: the grader is the container's PID 1, root with six
+    capabilities; the run's process, under a run id, keeps none of them, and can neither stop
+    the grader nor its parent nor read the class (mode 700)."""
+    tmp_path.chmod(0o755)
+    klass = tmp_path / "class"
+    klass.mkdir(mode=0o700)
+    (klass / "manifest.json").write_text("{}", encoding="utf-8")
+    if uid_map:
+        klass = mapped(tmp_path, "class-mapped", klass)
+    (grade,) = pod_of("grade-class-job.yaml")["containers"]
+    pod = {"hostUsers": False} if uid_map else {}  # the baseline pod on a user-namespaced node
+    flags = ["run", "--rm", *RUNTIME, "--network", "none", *security_flags(pod, grade)]
+    flags += ["--volume", f"{klass}:/class:ro", image, "python", "-c", PROBE]
+    probe = podman(*flags)
+    assert probe.returncode == 0, probe.stderr
+    level, uid, effective, permitted, *tries = probe.stdout.split()
+    ids = NARROW_RUN_IDS if uid_map else RUN_IDS
+    assert level == "uid" and int(uid) in ids
+    assert (effective, permitted) == ("0000000000000000", "0000000000000000")
+    assert tries == ["refused", "refused", "class-refused"]
