@@ -4,7 +4,10 @@ Kubernetes: every manifest under ``deploy/kubernetes/`` is held to the
 Kubernetes API's own JSON Schema for a fixed release, in strict mode (an
 unknown or misspelt key fails), by ``kubernetes-validate`` (PyPI: it ships the
 schemas, so nothing is fetched); then to the kit's rules: one shard per index,
-the shard count equal to ``completions``, exit codes 1 and 2 never retried.
+the shard count equal to ``completions``, exit codes 1 and 2 never retried,
+the kit's image and no install at start, and Pod Security ``baseline`` (the
+user-namespaced Job's two named exceptions aside). ``test_container.py`` runs
+the pods' containers with podman.
 
 GitHub: ``deploy/github/grade-class.yml`` is held to GitHub's workflow schema
 and linted by actionlint, as ``deploy/github/grade.yml`` is; its grade step's
