@@ -204,11 +204,11 @@ def new_identity(level: IsolationLevel, taken: Iterable[int] = ()) -> int | None
     raise OSError(f"no free run id in {ids.start}-{ids.stop - 1} after 64 draws")
 
 
-def new_identities(level: IsolationLevel, count: int) -> list[int | None]:
-    """``count`` identities for the processes of one run (``new_identity``), no two alike."""
-    drawn: list[int | None] = []
-    for _ in range(count):
-        drawn.append(new_identity(level, [each for each in drawn if each is not None]))
+def new_identities(level: IsolationLevel, kinds: Iterable[str]) -> dict[str, int | None]:
+    """An identity for each process of one run, by kind (``new_identity``), no two alike."""
+    drawn: dict[str, int | None] = {}
+    for kind in kinds:
+        drawn[kind] = new_identity(level, [each for each in drawn.values() if each is not None])
     return drawn
 
 

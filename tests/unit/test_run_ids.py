@@ -100,8 +100,9 @@ def test_two_draws_for_one_run_never_share_an_id(monkeypatch: pytest.MonkeyPatch
         first = confine.new_identity("uid")
         assert first in (60_000, 60_001)
         assert confine.new_identity("uid", (first,)) == ({60_000, 60_001} - {first}).pop()
-        assert sorted(confine.new_identities("namespaces", 2)) == [60_000, 60_001]  # type: ignore[type-var]
-    assert confine.new_identities("none", 2) == [None, None]
+        drawn = confine.new_identities("namespaces", ("test", "impl"))
+        assert {drawn["test"], drawn["impl"]} == {60_000, 60_001}
+    assert confine.new_identities("none", ("test", "impl")) == {"test": None, "impl": None}
 
 
 def test_an_id_a_process_holds_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:

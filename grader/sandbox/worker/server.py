@@ -153,8 +153,7 @@ def run_job(
     cgroups = cgroups or confine.Cgroups()
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     spawned: list[Spawned] = []
-    test_id, impl_id = confine.new_identities(confinement.level, 2)
-    identities = {"test": test_id, "impl": impl_id}
+    identities = confine.new_identities(confinement.level, ("test", "impl"))
     log = -1
     try:
         _lay_out(folder, confinement, identities["test"], identities["impl"])
