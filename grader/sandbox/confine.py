@@ -78,6 +78,59 @@ RUN_IDS = range(1_500_000_000, 1_500_000_000 + (1 << 24))
 gets one of its own, drawn at random (``new_identity``), so no two runs share a user, and the
 number tells a test nothing of which run it is in or what came before it."""
 
+NARROW_RUN_IDS = range(60_000, 65_534)
+"""The run ids where the user namespace does not map ``RUN_IDS``: a container with a uid map
+of 65536 ids (Kubernetes' ``hostUsers: false``, rootless podman) maps 0 to 65535 only. Below
+``nobody``, in the band Debian leaves to accounts made on demand, which a grading image has
+none of: no file of the image or the kit is theirs."""
+
+MIN_RUN_IDS = 1024
+"""The fewest mapped run ids the grader grades with: the ids of the runs alive at once (two
+per run, a run per worker) are redrawn, so a band this wide rarely needs a second draw."""
+
+
+class RunIdsUnmapped(Exception):
+    """The user namespace maps too few of the run ids (``run_ids``)."""
+
+
+def _mapped(band: range, uids: tuple[range, ...], gids: tuple[range, ...]) -> range:
+    """The widest run of ``band`` that ``uids`` and ``gids`` both map (a run's uid and gid are
+    one number)."""
+    widest = range(0)
+    for uid_range in uids:
+        for gid_range in gids:
+            start = max(band.start, uid_range.start, gid_range.start)
+            stop = min(band.stop, uid_range.stop, gid_range.stop)
+            if stop - start > len(widest):
+                widest = range(start, stop)
+    return widest
+
+
+def choose_run_ids(uids: tuple[range, ...], gids: tuple[range, ...]) -> range:
+    """The ids runs draw from under the maps ``uids`` and ``gids``: the mapped part of
+    ``RUN_IDS``, else of ``NARROW_RUN_IDS``; ``RunIdsUnmapped`` where neither has
+    ``MIN_RUN_IDS``."""
+    for band in (RUN_IDS, NARROW_RUN_IDS):
+        ids = _mapped(band, uids, gids)
+        if len(ids) >= MIN_RUN_IDS:
+            return ids
+    found = max(len(_mapped(band, uids, gids)) for band in (RUN_IDS, NARROW_RUN_IDS))
+    raise RunIdsUnmapped(
+        f"this container's user namespace maps only {found} of the ids the grader runs "
+        f"students' code as ({RUN_IDS.start}-{RUN_IDS.stop - 1}, or else "
+        f"{NARROW_RUN_IDS.start}-{NARROW_RUN_IDS.stop - 1}; at least {MIN_RUN_IDS} are "
+        "needed): map 65536 ids from 0 (podman --uidmap 0:100000:65536 --gidmap "
+        "0:100000:65536, or Kubernetes' hostUsers: false), or run it without a uid map"
+    )
+
+
+@functools.cache
+def run_ids() -> range:
+    """The ids this process's runs draw from, read once from its user namespace's maps
+    (``choose_run_ids``)."""
+    return choose_run_ids(procfs.own_id_map("uid"), procfs.own_id_map("gid"))
+
+
 MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
 """Address space of every untrusted process. Its hard limit also marks the process as a
 run's: an unprivileged process can lower a hard limit but never raise it, so a process
@@ -129,14 +182,34 @@ class Confinement:
         return replace(self, identity=identity)
 
 
-def new_identity(level: IsolationLevel) -> int | None:
-    """A uid (and gid) from ``RUN_IDS`` for one process of one run, where the level drops the
-    grader's user; ``None`` at ``none``. Drawn at random, so it says nothing a test could use;
-    it is never reused while anything of its run lives, since every run ends swept (by its
-    PID namespace, its cgroup and its users: ``kill_users``)."""
+def new_identity(level: IsolationLevel, taken: Iterable[int] = ()) -> int | None:
+    """A uid (and gid) from ``run_ids()`` for one process of one run, other than ``taken`` (the
+    run's other process), where the level drops the grader's user; ``None`` at ``none``.
+
+    Drawn at random, so it says nothing a test could use; it is never reused
+    while anything of its run lives, since every run ends swept (by its PID
+    namespace, its cgroup and its users: ``kill_users``). From the narrow band
+    an id some process holds (another worker's run) is drawn again.
+    """
     if level == "none":
         return None
-    return RUN_IDS.start + secrets.randbelow(len(RUN_IDS))
+    ids, taken = run_ids(), set(taken)
+    for _ in range(64):
+        candidate = ids.start + secrets.randbelow(len(ids))
+        if candidate in taken:
+            continue
+        if len(ids) < len(RUN_IDS) and procfs.users_processes([candidate]):
+            continue
+        return candidate
+    raise OSError(f"no free run id in {ids.start}-{ids.stop - 1} after 64 draws")
+
+
+def new_identities(level: IsolationLevel, kinds: Iterable[str]) -> dict[str, int | None]:
+    """An identity for each process of one run, by kind (``new_identity``), no two alike."""
+    drawn: dict[str, int | None] = {}
+    for kind in kinds:
+        drawn[kind] = new_identity(level, [each for each in drawn.values() if each is not None])
+    return drawn
 
 
 def parse_level(text: str) -> IsolationLevel:

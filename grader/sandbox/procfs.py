@@ -260,6 +260,36 @@ def descriptor_path(fd: int) -> str:
     return f"{ROOT}/self/fd/{fd}"
 
 
+FULL_ID_MAP = (range(0, (1 << 32) - 1),)
+"""The ids a process sees where its user namespace is the machine's own (``0 0 4294967295``),
+and where the kernel has no ``uid_map`` to read."""
+
+
+def parse_id_map(text: str) -> tuple[range, ...]:
+    """The ids (as this namespace numbers them) that a ``uid_map`` or ``gid_map`` maps: one
+    range per line ``INSIDE OUTSIDE COUNT``; ``ValueError`` for any other line."""
+    found = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 3 or not all(field.isdigit() for field in fields):
+            raise ValueError(f"not a line of an id map: {line!r}")
+        inside, _, count = (int(field) for field in fields)
+        found.append(range(inside, inside + count))
+    return tuple(sorted(found, key=lambda ids: ids.start))
+
+
+def own_id_map(kind: str) -> tuple[range, ...]:
+    """The uids (``kind`` ``uid``) or gids (``gid``) this process's user namespace maps: a
+    container with a uid map (``hostUsers: false``, rootless podman) maps only some."""
+    try:
+        text = Path(f"{ROOT}/self/{kind}_map").read_text(encoding="ascii")
+    except FileNotFoundError:
+        return FULL_ID_MAP  # a kernel without user namespaces: every id is the machine's
+    return parse_id_map(text)
+
+
 def write_own_id_maps(uid: int, outside_uid: int, gid: int, outside_gid: int) -> None:
     """Map ``uid`` and ``gid`` in this process's new user namespace to the ids outside it,
     one each, and deny ``setgroups`` there (the kernel requires it before a gid map)."""

@@ -4,7 +4,10 @@ Kubernetes: every manifest under ``deploy/kubernetes/`` is held to the
 Kubernetes API's own JSON Schema for a fixed release, in strict mode (an
 unknown or misspelt key fails), by ``kubernetes-validate`` (PyPI: it ships the
 schemas, so nothing is fetched); then to the kit's rules: one shard per index,
-the shard count equal to ``completions``, exit codes 1 and 2 never retried.
+the shard count equal to ``completions``, exit codes 1 and 2 never retried,
+the kit's image and no install at start, and Pod Security ``baseline`` (the
+user-namespaced Job's two named exceptions aside). ``test_container.py`` runs
+the pods' containers with podman.
 
 GitHub: ``deploy/github/grade-class.yml`` is held to GitHub's workflow schema
 and linted by actionlint, as ``deploy/github/grade.yml`` is; its grade step's
@@ -39,6 +42,9 @@ WORKFLOW = KIT / "deploy" / "github" / "grade-class.yml"
 KUBERNETES_VERSION = "1.31.0"
 """The oldest release whose Job has every field used here as stable or beta."""
 GRADE_STEP = "Grade the shard"
+GRADE_JOBS = ("grade-class-job.yaml", "grade-class-job-userns.yaml")
+IMAGE = "registry.example.invalid/YOUR-COURSE/ds07-grader:0.1.0"
+"""The staff edition's image every manifest runs (``deploy/container/``)."""
 
 
 def documents(path: Path) -> list[dict[str, Any]]:
@@ -63,8 +69,25 @@ def test_the_schema_check_catches_a_misspelt_key() -> None:
         kubernetes_validate.validate(broken, KUBERNETES_VERSION, strict=True)
 
 
-def test_the_indexed_job_grades_one_shard_per_index() -> None:
-    spec = job("grade-class-job.yaml")["spec"]
+def test_kubernetes_1_28_refuses_the_job_and_1_29_takes_it() -> None:
+    """docs/deploy.md says 1.29 or later: 1.28 requires ``onPodConditions`` in every rule of
+    a ``podFailurePolicy`` (and has ``backoffLimitPerIndex`` only as an alpha, off). The
+    user-namespaced Job needs 1.30 (``hostUsers`` in beta; ``appArmorProfile``)."""
+    plain, userns = (job(name) for name in GRADE_JOBS)
+    with pytest.raises(kubernetes_validate.ValidationError, match="onPodConditions"):
+        kubernetes_validate.validate(plain, "1.28.0", strict=True)
+    kubernetes_validate.validate(plain, "1.29.0", strict=True)
+    with pytest.raises(kubernetes_validate.ValidationError, match="appArmorProfile"):
+        kubernetes_validate.validate(userns, "1.29.0", strict=True)
+    kubernetes_validate.validate(userns, "1.30.0", strict=True)
+
+
+@pytest.mark.parametrize(
+    ("name", "isolation"),
+    [("grade-class-job.yaml", "required"), ("grade-class-job-userns.yaml", "namespaces")],
+)
+def test_the_indexed_job_grades_one_shard_per_index(name: str, isolation: str) -> None:
+    spec = job(name)["spec"]
     assert spec["completionMode"] == "Indexed" and spec["backoffLimitPerIndex"] >= 1
     pod = spec["template"]["spec"]
     assert pod["restartPolicy"] == "Never"  # podFailurePolicy needs it
@@ -72,15 +95,144 @@ def test_the_indexed_job_grades_one_shard_per_index() -> None:
     command = " ".join(grade["args"])
     assert '--shard "$JOB_COMPLETION_INDEX/$SHARDS"' in command
     assert '--out "/out/shard-$JOB_COMPLETION_INDEX"' in command
-    assert "--manifest /class/manifest.json" in command and "--isolation namespaces" in command
+    assert "--manifest /class/manifest.json" in command
+    assert f"--isolation {isolation}" in command
     shards = {e["name"]: e["value"] for e in grade["env"]}["SHARDS"]
     assert int(shards) == spec["completions"]
-    assert grade["securityContext"] == {"privileged": True, "runAsUser": 0}
+
+
+def test_the_two_grade_jobs_differ_only_in_the_pod_they_ask_for() -> None:
+    plain, userns = job("grade-class-job.yaml"), job("grade-class-job-userns.yaml")
+    plain_pod, userns_pod = plain["spec"].pop("template"), userns["spec"].pop("template")
+    assert plain == userns
+    assert userns_pod["spec"].pop("hostUsers") is False
+    (plain_grade,), (userns_grade,) = (
+        plain_pod["spec"]["containers"],
+        userns_pod["spec"]["containers"],
+    )
+    for grade in (plain_grade, userns_grade):
+        grade.pop("securityContext")
+        grade["args"] = [" ".join(grade["args"]).rsplit("--isolation", 1)[0]]
+    assert plain_pod == userns_pod
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in KUBERNETES.glob("*.yaml")))
+def test_every_pod_runs_the_kits_image_and_installs_nothing(name: str) -> None:
+    pod = job(name)["spec"]["template"]["spec"]
+    assert "initContainers" not in pod
+    (container,) = pod["containers"]
+    assert container["image"] == IMAGE
+    assert all("pip" not in part for part in [*container["command"], *container["args"]])
+    assert not any("emptyDir" in volume for volume in pod["volumes"])
+
+
+# Pod Security Standards, level `baseline` (kubernetes.io/docs/concepts/security/
+# pod-security-standards): what a pod of that level may not ask for.
+BASELINE_CAPABILITIES = {
+    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+}  # fmt: skip
+SAFE_SYSCTLS = {
+    "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range", "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes",
+}  # fmt: skip
+
+
+def baseline_violations(pod: dict[str, Any]) -> list[str]:
+    """What in the pod spec ``pod`` the Pod Security ``baseline`` level refuses."""
+    found = [f"{key}: true" for key in ("hostNetwork", "hostPID", "hostIPC") if pod.get(key)]
+    found += [f"hostPath volume {v['name']}" for v in pod.get("volumes", []) if "hostPath" in v]
+    contexts = [("pod", pod.get("securityContext", {}))]
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+        context = container.get("securityContext", {})
+        contexts.append((container["name"], context))
+        if context.get("privileged"):
+            found.append(f"{container['name']}: privileged")
+        for capability in context.get("capabilities", {}).get("add", []):
+            if capability not in BASELINE_CAPABILITIES:
+                found.append(f"{container['name']}: capability {capability}")
+        if context.get("procMount", "Default") != "Default":
+            found.append(f"{container['name']}: procMount {context['procMount']}")
+        if any("hostPort" in port for port in container.get("ports", [])):
+            found.append(f"{container['name']}: hostPort")
+    for where, context in contexts:
+        for profile in ("seccompProfile", "appArmorProfile"):
+            if context.get(profile, {}).get("type") == "Unconfined":
+                found.append(f"{where}: {profile} Unconfined")
+        if context.get("windowsOptions", {}).get("hostProcess"):
+            found.append(f"{where}: hostProcess")
+        selinux = context.get("seLinuxOptions", {})
+        if selinux.get("user") or selinux.get("role"):
+            found.append(f"{where}: seLinuxOptions user or role")
+        if selinux.get("type", "container_t") not in ("container_t", "container_init_t"):
+            found.append(f"{where}: seLinuxOptions type {selinux['type']}")
+    for sysctl in pod.get("securityContext", {}).get("sysctls", []):
+        if sysctl["name"] not in SAFE_SYSCTLS:
+            found.append(f"sysctl {sysctl['name']}")
+    return found
+
+
+@pytest.mark.parametrize("name", ["grade-class-job.yaml", "merge-job.yaml"])
+def test_the_pods_pass_pod_security_baseline(name: str) -> None:
+    pod = job(name)["spec"]["template"]["spec"]
+    assert baseline_violations(pod) == []
+    assert pod.get("hostUsers", True) is True  # runs where user namespaces are not offered
+
+
+def test_the_baseline_check_catches_what_baseline_refuses() -> None:
+    pod = job("grade-class-job.yaml")["spec"]["template"]["spec"]
+    (grade,) = pod["containers"]
+    grade["securityContext"].update(privileged=True, procMount="Unmasked")
+    grade["securityContext"]["capabilities"]["add"].append("SYS_PTRACE")
+    grade["securityContext"]["seccompProfile"] = {"type": "Unconfined"}
+    pod["hostPID"] = True
+    pod["volumes"].append({"name": "docker", "hostPath": {"path": "/var/run/docker.sock"}})
+    assert baseline_violations(pod) == [
+        "hostPID: true",
+        "hostPath volume docker",
+        "grade: privileged",
+        "grade: capability SYS_PTRACE",
+        "grade: procMount Unmasked",
+        "grade: seccompProfile Unconfined",
+    ]
+
+
+def test_the_grade_pod_has_the_sandboxs_capabilities_and_no_other() -> None:
+    """``uid``: runs take their own uids (SETUID, SETGID), their folders are handed to them
+    (CHOWN, FOWNER), read and removed (DAC_OVERRIDE), their processes killed (KILL).
+    tests/e2e/test_container.py grades with exactly these and nothing privileged."""
+    (grade,) = job("grade-class-job.yaml")["spec"]["template"]["spec"]["containers"]
+    context = grade["securityContext"]
+    assert context["privileged"] is False and context["allowPrivilegeEscalation"] is False
+    assert context["runAsUser"] == 0
+    assert context["capabilities"] == {
+        "drop": ["ALL"],
+        "add": ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"],
+    }
+    (merge,) = job("merge-job.yaml")["spec"]["template"]["spec"]["containers"]
+    assert merge["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_the_user_namespaced_pod_adds_sys_admin_in_its_own_namespace_only() -> None:
+    """Outside ``baseline`` by name (SYS_ADMIN, and AppArmor off for mount), never by the
+    host: no privileged, no host namespace, no host path, and a user namespace of its own."""
+    pod = job("grade-class-job-userns.yaml")["spec"]["template"]["spec"]
+    assert pod["hostUsers"] is False
+    assert baseline_violations(pod) == [
+        "grade: capability SYS_ADMIN",
+        "grade: appArmorProfile Unconfined",
+    ]
 
 
 @pytest.mark.parametrize(
     ("name", "container", "stop"),
-    [("grade-class-job.yaml", "grade", "FailIndex"), ("merge-job.yaml", "merge", "FailJob")],
+    [
+        ("grade-class-job.yaml", "grade", "FailIndex"),
+        ("grade-class-job-userns.yaml", "grade", "FailIndex"),
+        ("merge-job.yaml", "merge", "FailJob"),
+    ],
 )
 def test_exit_codes_are_the_retry_policy(name: str, container: str, stop: str) -> None:
     """1 and 2 stop at once (results, or a broken kit); any other failure is counted and

@@ -302,9 +302,23 @@ def require_isolation(
         level = at_most
     if os.geteuid() == 0 and at_most != "none" and not confine.level_at_least(minimum, "uid"):
         minimum = "uid"
+    unmapped = _unmapped_run_ids() if os.geteuid() == 0 and at_most != "none" else None
+    if unmapped is not None:
+        raise GraderError(f"{unmapped}; nothing was graded")
     if not confine.level_at_least(level, minimum):
         raise GraderError(_why_not(minimum, level))
     return level
+
+
+def _unmapped_run_ids() -> str | None:
+    """Why runs have no ids to take in this user namespace (``confine.run_ids``), or ``None``:
+    as root a grade needs them, and a level probe in a namespace that maps too few finds no
+    level at all, whose reason is the map."""
+    try:
+        confine.run_ids()
+    except (confine.RunIdsUnmapped, OSError, ValueError) as error:
+        return str(error)
+    return None
 
 
 def _why_not(minimum: IsolationLevel, level: IsolationLevel) -> str:

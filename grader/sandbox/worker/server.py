@@ -143,7 +143,7 @@ def run_job(
 
     The implementation process (``untrusted.implementation``) and the test process (pytest,
     the recorder, the stand-in ``untrusted.proxy``) talk over two pipes; only the test process
-    holds the outcome channel. Each has a uid (``confine.new_identity``) and a folder of its
+    holds the outcome channel. Each has a uid (``confine.new_identities``) and a folder of its
     own: the implementation cannot read or write the test file, nor the test its folder. Both
     are in one cgroup of the run's own where the machine gives one. Whatever happens, every
     process of the run is dead and its folder gone before this returns (or raises).
@@ -153,7 +153,7 @@ def run_job(
     cgroups = cgroups or confine.Cgroups()
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     spawned: list[Spawned] = []
-    identities = {kind: confine.new_identity(confinement.level) for kind in ("test", "impl")}
+    identities = confine.new_identities(confinement.level, ("test", "impl"))
     log = -1
     try:
         _lay_out(folder, confinement, identities["test"], identities["impl"])
