@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import kit_root, load_chapter
+from grader.catalog import load_chapter
 from grader.hypothesis_profile import enforce as enforce_grader_settings
 from grader.jobs import student_tests_job
 from grader.sandbox import confine
@@ -102,7 +102,7 @@ def in_process(job: Job, runs: int) -> float:
 
 def confinement_steps(runs: int) -> dict[str, float]:
     """Median milliseconds of each confinement step in a fresh fork, a bare fork's included."""
-    confinement = confine.confinement_for("namespaces", kit_root())
+    confinement = confine.confinement_for("namespaces")
     identity = confinement.as_identity(confine.new_identity("namespaces"))
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)

@@ -23,9 +23,14 @@ level*, weakest first:
     process is a small init kept by the grader; when the run ends, the kernel
     kills everything it started, and it sees no other process), a network
     namespace of its own (no network at all, not even the machine's
-    loopback), and a mount namespace in which the kit's reference, model
-    answer, wheats and mutants are hidden under empty read-only folders and
-    every other mount but the run's own folder is read-only.
+    loopback), and a mount namespace whose root is built from a list, as
+    bubblewrap and nsjail build one (``View``): a small read-only tmpfs holding
+    the interpreter and its standard library, the installed packages the
+    warm worker imported (pytest, hypothesis and what they import; of the
+    grader only the modules a run runs), four devices, the run's own ``/proc``
+    and, writable, the run's folder at ``RUN_FOLDER``, a tmpfs with a size and
+    a file count of its own (``run_folder``). Nothing else exists there: not
+    the kit, not the host's ``/tmp``, ``/root`` or ``/home``, not another run.
 
 ``isolation_level()`` measures the level once per process by trying it in a
 throwaway child. ``fork_confined()`` is the one call a worker makes: it forks
@@ -45,6 +50,7 @@ import resource
 import secrets
 import shutil
 import signal
+import struct
 import sys
 import sysconfig
 import tempfile
@@ -150,17 +156,54 @@ FOLDER_BYTES_LIMIT = 64 * 1024 * 1024
 """The most disk a run's folder may take (``folder_over_cap``); one file is capped at
 ``OUTPUT_LIMIT_BYTES`` by the kernel."""
 
-HIDDEN_KIT_FOLDERS = ("reference", "mutants", "wheats")
-"""What a run must not read at the ``namespaces`` level: the model implementation and
-answer, and the variants of it the tests are graded against."""
+RUN_FOLDER = Path("/run/grader")
+"""Where a run's folder is at the ``namespaces`` level, inside the run's own root: the same
+path for every run, so that no path a run sees (its folder, ``HOME``, ``TMPDIR``, the
+test file's) differs from one run or variant to the next."""
+
+RUN_FOLDER_BYTES = 64 * 1024 * 1024
+"""The size of a run's folder at ``namespaces`` (a tmpfs of its own): what a run needs is
+its test file, pytest's compiled copy and its output (at most ``OUTPUT_LIMIT_BYTES``), a few
+hundred kilobytes; 64 MB leaves room for tests that write files, and a machine grading on
+both cores with a spare worker holds three such folders at once in memory at worst."""
+RUN_FOLDER_FILES = 4096
+"""The most files and folders a run's folder at ``namespaces`` may hold: a run lays out
+about ten; the rest bounds a test that creates files in a loop (each costs the kernel an
+inode's memory, which the size above does not count)."""
+
+DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+"""The devices a run's root holds at ``namespaces``: bound from the machine's."""
+DEVICE_LINKS = (
+    ("/dev/fd", "/proc/self/fd"),
+    ("/dev/stdin", "/proc/self/fd/0"),
+    ("/dev/stdout", "/proc/self/fd/1"),
+    ("/dev/stderr", "/proc/self/fd/2"),
+)
+
+
+@dataclass(frozen=True)
+class View:
+    """What a run's root holds at the ``namespaces`` level besides its folder, ``/proc`` and
+    ``DEVICES``, each at its own path: an allow-list, made by ``run_view``.
+
+    ``binds`` are files and folders of the machine, bound read-only, parents
+    before children; ``empty`` are folders inside one of them that show
+    nothing but what ``binds`` puts in them (a site-packages below the standard
+    library); ``links`` are the symbolic links on the way to them, as the
+    machine has them.
+    """
+
+    binds: tuple[str, ...] = ()
+    empty: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Confinement:
-    """How to confine a run's process: the level, what it hides, and the identity it takes."""
+    """How to confine a run's process: the level, what its root holds, the identity it takes."""
 
     level: IsolationLevel
-    hidden: tuple[Path, ...] = ()
+    view: View = View()
     identity: int | None = None
     """The uid and gid (one number) the process takes; ``None``: ``UNTRUSTED_UID``."""
 
@@ -231,13 +274,127 @@ def pins_implementation(confinement: Confinement) -> bool:
     return confinement.level == "namespaces"
 
 
-def kit_secrets(kit: Path) -> tuple[Path, ...]:
-    """The folders of ``kit`` a run must not see, those that exist."""
-    return tuple(kit / name for name in HIDDEN_KIT_FOLDERS if (kit / name).is_dir())
+def confinement_for(level: IsolationLevel, own: Iterable[str] = ()) -> Confinement:
+    """How to confine runs at ``level`` from this process as it is now: at ``namespaces`` a
+    root holding what it has imported (``run_view``), of the grader only ``own``."""
+    return Confinement(level, run_view(own) if level == "namespaces" else View())
 
 
-def confinement_for(level: IsolationLevel, kit: Path) -> Confinement:
-    return Confinement(level, kit_secrets(kit) if level == "namespaces" else ())
+def run_view(own: Iterable[str] = ()) -> View:
+    """The allow-list of a run's root, read from this process (a warm worker, after its
+    warm-up): the files it has mapped (the interpreter, its libraries, extension modules),
+    the standard library's folder, and of each other folder on ``sys.path`` only the
+    top-level packages and modules its loaded modules come from. The grader's own package,
+    and the checkout it runs from where that is no site-packages (an editable install, which
+    holds the kit), are left out but for the files and folders ``own`` names (the modules a
+    run runs).
+
+    The folder of a package is bound whole, so what it imports lazily is there too; a
+    package that nothing imported before the fork is not."""
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    grader = str(Path(__file__).resolve().parents[1])
+    entries = {os.path.realpath(entry) for entry in sys.path if entry and os.path.isdir(entry)}
+    empty = [f"{stdlib}/{name}" for name in _SITE_NAMES if os.path.isdir(f"{stdlib}/{name}")]
+    # The checkout an editable install runs the grader from holds the kit: not a site.
+    checkout = os.path.dirname(grader)
+    entries -= {checkout} if not os.path.isdir(os.path.join(checkout, "_pytest")) else set()
+    sites = sorted(e for e in entries if not _within(stdlib, e) or e in empty)
+    chosen: set[str] = set()
+    for module in list(sys.modules.values()):
+        for file in _module_files(module):
+            site = max((entry for entry in sites if _within(entry, file)), key=len, default=None)
+            if site is not None and file != site:
+                top = os.path.join(site, os.path.relpath(file, site).split(os.sep)[0])
+                if top != grader:
+                    chosen.add(top)
+    links: dict[str, str] = {}
+    wanted = [stdlib, *sorted(chosen), *own]
+    wanted += [path for path in procfs.mapped_files() if os.path.isfile(path)]
+    # The interpreter as a run may start it again: by its path, through its ELF interpreter,
+    # with its virtual environment's settings.
+    interpreter = _elf_interpreter(os.path.realpath(sys.executable))
+    config = os.path.join(sys.prefix, "pyvenv.cfg")
+    wanted += [p for p in (sys.executable, interpreter, config) if p and os.path.isfile(p)]
+    binds = {_route(path, links) for path in wanted}
+
+    def covered(path: str) -> bool:
+        return any(
+            _below(bind, path) and not any(_below(bind, e) and _within(e, path) for e in empty)
+            for bind in binds
+        )
+
+    binds = {path for path in binds if not covered(path)}
+    return View(tuple(sorted(binds)), tuple(empty), tuple(sorted(links.items())))
+
+
+_SITE_NAMES = ("site-packages", "dist-packages")
+"""The folders of installed packages that an installation keeps below its standard library:
+a run's root shows them empty but for the packages chosen from them."""
+
+
+def _elf_interpreter(executable: str) -> str | None:
+    """The program loader an ELF ``executable`` names (``PT_INTERP``), if it names one."""
+    try:
+        with open(executable, "rb") as file:
+            head = file.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit only
+                return None
+            order = "<" if head[5] == 1 else ">"
+            offset, size, count = (
+                struct.unpack_from(f"{order}Q", head, 0x20)[0],
+                *struct.unpack_from(f"{order}HH", head, 0x36),
+            )
+            for index in range(count):
+                file.seek(offset + index * size)
+                header = file.read(size)
+                if struct.unpack_from(f"{order}I", header, 0)[0] == 3:  # PT_INTERP
+                    where, length = (
+                        struct.unpack_from(f"{order}Q", header, 8)[0],
+                        struct.unpack_from(f"{order}Q", header, 32)[0],
+                    )
+                    file.seek(where)
+                    return file.read(length).rstrip(b"\0").decode()
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _module_files(module: object) -> list[str]:
+    """Where a loaded module comes from: its file, else (a namespace package) its folders."""
+    file = getattr(module, "__file__", None)
+    if isinstance(file, str) and os.path.isabs(file):
+        return [os.path.realpath(file)]
+    folders = getattr(module, "__path__", None)
+    if file is None and folders is not None and not isinstance(folders, str):
+        return [os.path.realpath(folder) for folder in list(folders) if isinstance(folder, str)]
+    return []
+
+
+def _within(folder: str, path: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies below it."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _below(folder: str, path: str) -> bool:
+    """Whether ``path`` lies below ``folder`` (not ``folder`` itself)."""
+    return path != folder and _within(folder, path)
+
+
+def _route(path: str, links: dict[str, str], depth: int = 0) -> str:
+    """``path`` with every symbolic link on the way resolved, each noted in ``links`` (its
+    path and its target), so the run's root can hold the same way to the same file."""
+    if depth > 16:
+        raise OSError(f"too many symbolic links on the way to {path}")
+    current = "/"
+    for part in Path(os.path.normpath(path)).parts[1:]:
+        step = os.path.join(current, part)
+        if os.path.islink(step):
+            target = os.readlink(step)
+            links[step] = target
+            current = _route(os.path.normpath(os.path.join(current, target)), links, depth + 1)
+        else:
+            current = step
+    return current
 
 
 @functools.cache
@@ -312,8 +469,8 @@ def _try_level(level: IsolationLevel) -> tuple[str, ...]:
             os.close(read_end)
             lacks: list[str] = []
             try:
-                here = Path(__file__).parent
-                child = fork_confined(Confinement(level, (here,)), workdir)
+                # At namespaces the probe's root holds what a run must read, and no more.
+                child = fork_confined(confinement_for(level, map(str, needed)), workdir)
                 if child == 0:
                     _tell(write_end, _what_is_lacking(level, needed, private))
                     os._exit(0)
@@ -397,10 +554,10 @@ def fork_confined(confinement: Confinement, workdir: Path, new_session: bool = T
 
     Call it in a single-threaded process, after making the run's folder
     ``workdir`` writable for ``confinement.uid`` (``hand_over``). At the
-    ``namespaces`` level the folders above ``workdir`` and above the Python
-    installation that others may not pass through (``/root`` holding a
-    pyenv, say) are made passable in the run's view, showing only the way;
-    the pid returned is then the run's init, a small process of the
+    ``namespaces`` level the child's root holds only ``confinement.view``,
+    with ``workdir`` at ``RUN_FOLDER``; the folders on the way to them are
+    the root's own, which every user may pass (``/root`` holding a pyenv,
+    say, shows only the way). The pid returned is then the run's init, a small process of the
     grader's that waits for the confined child and exits with its status
     (decoded by ``exit_code``): killing it kills every process of the run.
     Raises ``OSError`` in the parent if the fork or the namespace fails; in
@@ -447,8 +604,8 @@ def _must(step: Callable[[Confinement], None], confinement: Confinement) -> None
 
 
 def _enter_namespaces(confinement: Confinement, workdir: Path) -> None:
-    """In the run's init: a private mount and network namespace, its own /proc, the kit hidden,
-    the way to the run's folder and to Python open."""
+    """In the run's init: private mount, network, IPC, UTS and cgroup namespaces, and a root
+    of the run's own built from ``confinement.view`` (``_build_root``)."""
     # Its own cgroup namespace too: the run's cgroup (joined by its root) reads as "/".
     spaces = (
         libc.CLONE_NEWNS
@@ -459,70 +616,77 @@ def _enter_namespaces(confinement: Confinement, workdir: Path) -> None:
     )
     libc.unshare(spaces)
     libc.mount("none", "/", None, libc.MS_REC | libc.MS_PRIVATE, None)
-    libc.mount("proc", procfs.ROOT, "proc", libc.MS_NOSUID | libc.MS_NODEV | libc.MS_NOEXEC, None)
-    _open_the_way([workdir, *_python_paths()])
-    for folder in confinement.hidden:
-        libc.mount(
-            "none",
-            str(folder),
-            "tmpfs",
-            libc.MS_RDONLY | libc.MS_NOSUID | libc.MS_NODEV | libc.MS_NOEXEC,
-            "size=4k,mode=0555",
-        )
-    _writable_only(workdir)
+    _build_root(confinement.view, workdir)
 
 
-def _writable_only(workdir: Path) -> None:
-    """Make every mount of this namespace read-only but the run's folder ``workdir``.
-
-    Without it a run could leave a note in ``/tmp`` or ``/dev/shm`` for a later
-    run to find, and a test file that counts its runs knows when the mutants'
-    turn has come. ``/proc`` is this run's own and stays as mounted.
-    """
-    libc.mount(str(workdir), str(workdir), None, libc.MS_BIND | libc.MS_REC, None)
-    for target, flags in _mounts():
-        if target == str(workdir) or target == procfs.ROOT or target.startswith(f"{procfs.ROOT}/"):
-            continue
-        remount = libc.MS_REMOUNT | libc.MS_BIND | libc.MS_RDONLY | flags
-        libc.mount("none", target, None, remount, None)
+_OLD_ROOT = "/.old-root"
+"""Where the machine's root is while a run's root is built from it, then detached."""
+_ROOT_OPTIONS = "size=1m,nr_inodes=1024,mode=0755"
+"""The run's root tmpfs: only folders, links and mount points, read-only once built."""
+_READ_ONLY = libc.MS_REMOUNT | libc.MS_BIND | libc.MS_RDONLY | libc.MS_NOSUID | libc.MS_NODEV
 
 
-def _mounts() -> list[tuple[str, int]]:
-    """Each mount point of this namespace once, with the flags a remount must keep."""
-    found: dict[str, int] = {}
-    for mount in procfs.mounts():
-        kept = libc.MOUNT_OPTION_FLAGS.items()
-        found[mount.target] = sum(flag for name, flag in kept if name in mount.options)
-    return list(found.items())
+def _build_root(view: View, workdir: Path) -> None:
+    """Make a new tmpfs this mount namespace's root, holding exactly ``view``, ``DEVICES``,
+    a ``/proc`` of this PID namespace and ``workdir`` (writable) at ``RUN_FOLDER``; the
+    machine's own root is then detached, out of every path's reach (bubblewrap's way).
 
-
-def _open_the_way(paths: list[Path]) -> None:
-    """Let others pass through every folder above ``paths``, in this mount namespace only.
-
-    A folder that others may not pass through is covered by an empty tmpfs
-    that they may (mode 0711: no listing), into which only the entries on the
-    way are bound back; the rest of it stays out of sight.
-    """
-    blocked: dict[Path, set[str]] = {}
-    for path in paths:
-        parts = path.resolve().parts
-        for depth in range(1, len(parts)):
-            folder = Path(*parts[:depth])
-            if not folder.stat().st_mode & 0o001:
-                blocked.setdefault(folder, set()).add(parts[depth])
-    for folder in sorted(blocked, key=lambda folder: len(folder.parts)):
-        kept = {name: os.open(folder / name, os.O_PATH) for name in sorted(blocked[folder])}
+    The tmpfs is mounted over ``/tmp`` and made the root with ``pivot_root``: the old root,
+    with whatever lay under ``/tmp`` (the run's folder), stays reachable below
+    ``_OLD_ROOT`` until every bind is made."""
+    mask = os.umask(0o022)
+    try:
         flags = libc.MS_NOSUID | libc.MS_NODEV
-        libc.mount("none", str(folder), "tmpfs", flags, "size=4k,mode=0711")
-        for name, handle in kept.items():
-            target = folder / name
-            source = procfs.descriptor_path(handle)
-            if Path(source).is_dir():
-                target.mkdir()
-            else:
-                target.touch()
-            libc.mount(source, str(target), None, libc.MS_BIND | libc.MS_REC, None)
-            os.close(handle)
+        libc.mount("none", "/tmp", "tmpfs", flags, _ROOT_OPTIONS)
+        os.mkdir(f"/tmp{_OLD_ROOT}")
+        libc.pivot_root("/tmp", f"/tmp{_OLD_ROOT}")
+        os.chdir("/")
+        for path, target in view.links:
+            _make_parents(path)
+            if not os.path.lexists(path):
+                os.symlink(target, path)
+        empty = set(view.empty)
+        for path in sorted([*view.binds, *empty]):
+            _make_parents(path)
+            if path in empty:
+                libc.mount("none", path, "tmpfs", flags, _ROOT_OPTIONS)
+                continue
+            _bind(path, path)
+            libc.mount("none", path, None, _READ_ONLY, None)
+        for device in DEVICES:
+            _make_parents(device)
+            _bind(device, device)
+        for path, target in DEVICE_LINKS:
+            os.symlink(target, path)
+        run_folder = str(RUN_FOLDER)
+        _make_parents(run_folder)
+        _bind(str(workdir), run_folder)
+        os.mkdir(procfs.ROOT)
+        proc_flags = libc.MS_NOSUID | libc.MS_NODEV | libc.MS_NOEXEC
+        libc.mount("proc", procfs.ROOT, "proc", proc_flags, None)
+        libc.umount(_OLD_ROOT, libc.MNT_DETACH)
+        os.rmdir(_OLD_ROOT)
+        for path in sorted(empty, reverse=True):
+            libc.mount("none", path, None, libc.MS_REMOUNT | libc.MS_RDONLY | flags, None)
+        libc.mount("none", "/", None, libc.MS_REMOUNT | libc.MS_RDONLY | flags, None)
+    finally:
+        os.umask(mask)
+
+
+def _make_parents(path: str) -> None:
+    """The folders above ``path`` in the run's root being built."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+
+
+def _bind(source: str, target: str) -> None:
+    """Bind the machine's ``source`` (below the old root) at ``target``, which this makes."""
+    old = f"{_OLD_ROOT}{source}"
+    if not os.path.lexists(target):
+        if os.path.isdir(old):
+            os.mkdir(target)
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    libc.mount(old, target, None, libc.MS_BIND, None)
 
 
 def _confine_process(confinement: Confinement) -> None:
@@ -673,6 +837,52 @@ def hand_over(paths: Iterable[Path], confinement: Confinement) -> None:
         return
     for path in paths:
         os.chown(path, confinement.uid, confinement.gid, follow_symlinks=False)
+
+
+def private_mounts(level: IsolationLevel) -> None:
+    """At ``namespaces``, give this process (a warm worker) a mount namespace of its own, in
+    which its runs' folders are mounted (``make_run_folder``): no other process of the
+    machine sees them, and they all go when the worker does."""
+    if level == "namespaces":
+        libc.unshare(libc.CLONE_NEWNS, "unshare(CLONE_NEWNS)")
+        libc.mount("none", "/", None, libc.MS_REC | libc.MS_PRIVATE, None)
+
+
+def make_run_folder(scratch: Path, name: str, level: IsolationLevel) -> Path:
+    """A new run's folder: ``scratch/NAME-N``, ``N`` the lowest number free (made as
+    ``O_EXCL`` makes a file: never one that exists), so that a run of a job named alike gets
+    the same path unless another runs at that moment. At ``namespaces`` it is a tmpfs of its
+    own of ``RUN_FOLDER_BYTES`` and ``RUN_FOLDER_FILES`` (call ``private_mounts`` first): a
+    run that fills it fails alone, and nothing of it outlives ``remove_run_folder``."""
+    for slot in range(1 << 16):
+        folder = scratch / f"{name}-{slot}"
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        if level == "namespaces":
+            caps = f"size={RUN_FOLDER_BYTES},nr_inodes={RUN_FOLDER_FILES},mode=0700"
+            try:
+                libc.mount("none", str(folder), "tmpfs", libc.MS_NOSUID | libc.MS_NODEV, caps)
+            except BaseException:
+                folder.rmdir()
+                raise
+        return folder
+    raise OSError(f"no free run folder named {name} in {scratch}")
+
+
+def remove_run_folder(folder: Path, level: IsolationLevel) -> None:
+    """Remove a folder ``make_run_folder`` made, with everything in it."""
+    if level == "namespaces":
+        with contextlib.suppress(OSError):
+            libc.umount(str(folder), libc.MNT_DETACH)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def folder_seen(folder: Path, level: IsolationLevel) -> Path:
+    """Where a run's processes find their folder ``folder``: at ``namespaces`` always at
+    ``RUN_FOLDER`` in their own root, else where it is."""
+    return RUN_FOLDER if level == "namespaces" else folder
 
 
 SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")

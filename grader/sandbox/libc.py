@@ -1,10 +1,10 @@
 """The calls into the C library that Python's standard library does not wrap: the only ctypes.
 
-``prctl``, ``mount``, ``unshare``, ``setns``, ``capset``, ``personality``,
-``keyctl``, the System V ``*ctl(IPC_RMID)`` and a seccomp filter, each a thin
-function that raises ``OSError`` with the call's name when the kernel refuses.
-What to call, and when, is ``confine``'s policy; this module only knows how to
-make the call. The library is loaded at import: a fork of a threaded process must
+``prctl``, ``mount``, ``umount2``, ``pivot_root``, ``unshare``, ``setns``, ``capset``,
+``personality``, ``keyctl``, the System V ``*ctl(IPC_RMID)`` and a seccomp filter,
+each a thin function that raises ``OSError`` with the call's name when the kernel
+refuses. What to call, and when, is ``confine``'s policy; this module only knows how
+to make the call. The library is loaded at import: a fork of a threaded process must
 not load libraries.
 """
 
@@ -32,8 +32,7 @@ MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
-MOUNT_OPTION_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
-"""The flags a remount must keep, by the name ``mountinfo`` gives each."""
+MNT_DETACH = 2
 KEYCTL_JOIN_SESSION_KEYRING = 1
 KEYCTL_CLEAR = 7
 KEY_SPEC_USER_KEYRING = -4
@@ -66,6 +65,7 @@ IPC_CALLS = {
 machine here has the old multiplexed ``ipc()``; another architecture's table is refused
 whole)."""
 _KEYCTL = {"x86_64": 250, "aarch64": 219}.get(MACHINE)
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(MACHINE)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -88,6 +88,22 @@ def mount(source: str, target: str, kind: str | None, flags: int, data: str | No
         ),
         f"mount {target}",
     )
+
+
+def umount(target: str, flags: int = 0) -> None:
+    """``umount2(2)``: ``MNT_DETACH`` in ``flags`` unmounts lazily, whatever still uses it."""
+    _call(_libc.umount2(target.encode(), flags), f"umount {target}")
+
+
+def pivot_root(new_root: str, put_old: str) -> None:
+    """``pivot_root(2)``: ``new_root`` (a mount) becomes this mount namespace's root, the old
+    root is moved to ``put_old`` (a folder below ``new_root``)."""
+    if _PIVOT_ROOT is None:
+        raise OSError(38, "pivot_root: not known on this machine")
+    result = _libc.syscall(_PIVOT_ROOT, new_root.encode(), put_old.encode())
+    if result == -1:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"pivot_root: {os.strerror(errno)}")
 
 
 def unshare(flags: int, what: str = "unshare") -> None:

@@ -254,10 +254,15 @@ def own_cgroups() -> dict[str, str]:
     return own
 
 
-def descriptor_path(fd: int) -> str:
-    """The path by which this process reaches its own descriptor ``fd`` (a bind mount's
-    source)."""
-    return f"{ROOT}/self/fd/{fd}"
+def mapped_files() -> list[str]:
+    """The files this process has mapped (its interpreter, shared libraries, extension
+    modules), each once, sorted; those deleted since are left out."""
+    found = set()
+    for line in Path(f"{ROOT}/self/maps").read_text(encoding="utf-8").splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5].startswith("/") and not fields[5].endswith(")"):
+            found.add(fields[5])
+    return sorted(found)
 
 
 FULL_ID_MAP = (range(0, (1 << 32) - 1),)

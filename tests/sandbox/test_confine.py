@@ -33,6 +33,11 @@ from grader.sandbox.procfs import descendants, still_runs
 
 pytest_plugins = ["hostile_harness"]
 
+KIT_CONTENT = ("reference", "mutants", "wheats", "course_tests", "chapter", "student", "grader")
+"""What the kit holds: at ``namespaces`` none of it is in a run's root (of the grader's code,
+only the modules a run runs, which no bare confinement asks for)."""
+MACHINE_FOLDERS = ("/tmp", "/home", "/var", "/etc", "/autograder", "/srv", "/opt")
+
 
 def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str, Any], int]:
     """What a confined child sees of the machine, and its exit code as the parent reads it."""
@@ -47,9 +52,12 @@ def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str,
                 "groups": os.getgroups(),
                 "pid": os.getpid(),
                 "processes": len([name for name in os.listdir("/proc") if name.isdigit()]),
-                "hidden": [os.listdir(folder) for folder in confinement.hidden],
+                "kit_content": [name for name in KIT_CONTENT if (kit_root() / name).exists()],
+                "machine": [path for path in MACHINE_FOLDERS if os.path.exists(path)],
                 "kit_writable": os.access(kit_root(), os.W_OK),
-                "workdir_writable": os.access(workdir, os.W_OK),
+                "workdir_writable": os.access(
+                    confine.folder_seen(workdir, confinement.level), os.W_OK
+                ),
             }
             try:
                 socket.create_connection(("127.0.0.1", 9), timeout=1).close()
@@ -81,7 +89,7 @@ def test_root_reaches_a_level_above_none_and_others_report_none() -> None:
 
 def test_the_level_reached_keeps_its_promises(tmp_path: Path) -> None:
     level = isolation_level()
-    confinement = confinement_for(level, kit_root())
+    confinement = confinement_for(level)
     workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"confine-{os.getpid()}"
     workdir.mkdir()
     try:
@@ -98,7 +106,8 @@ def test_the_level_reached_keeps_its_promises(tmp_path: Path) -> None:
     assert not seen["kit_writable"]
     if level == "namespaces":
         assert seen["pid"] == 2 and seen["processes"] == 2
-        assert seen["hidden"] == [[] for _ in confinement.hidden] and confinement.hidden
+        assert seen["kit_content"] == [] and seen["machine"] == []
+        assert confinement.view.binds
         assert seen["network"] == "Network is unreachable"
 
 
@@ -107,7 +116,7 @@ def test_a_confined_run_leaves_no_process_once_its_pid_is_killed() -> None:
     process of the run, even a detached grandchild; at every level the run's processes
     carry the mark the grader's sweep looks for."""
     libc.become_subreaper()  # orphans come here, where the test can see them
-    confinement = confinement_for(isolation_level(), kit_root())
+    confinement = confinement_for(isolation_level())
     read_end, write_end = os.pipe()
     pid = confine.fork_confined(confinement, Path("/"))
     if pid == 0:

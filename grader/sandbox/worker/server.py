@@ -36,20 +36,18 @@ progress, removes its folder and exits.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from grader.catalog import kit_root
-from grader.sandbox import confine, libc, procfs, protocol, reaper
+from grader.sandbox import confine, libc, procfs, protocol, reaper, untrusted
 from grader.sandbox.confine import Confinement
 from grader.sandbox.protocol import JobMessage, RunJob, RunRecord, Started, channel
 from grader.sandbox.worker import warm_pytest
@@ -73,18 +71,31 @@ pytest compiles it (``host.compiled``; empty where it would not compile)."""
 MAX_DEPENDENCIES = 8
 """The most modules besides the implementation a job may bring for its implementation process."""
 
+RUN_MODULES = (str(Path(untrusted.__file__).parent), protocol.__file__)
+"""The grader's own files a run's root holds at ``namespaces``: the code that runs inside a
+run (imported before the fork; there for the source lines of its tracebacks)."""
+
+FOLDER_NAMED_BY = ("test_name", "module", "reverse", "only", "leave_out", "kit_tests", "ceiling")
+"""What a run's folder is named after at the levels below ``namespaces`` (there the folder
+is always ``confine.RUN_FOLDER``): the parts of a job that are the same for every variant
+of it, so the reference, the stub and every mutant see the same path."""
+
 
 class GraderGone(Exception):
     """The grader closed the worker's stdin while a run was going: stop at once."""
 
 
-def serve(scratch: Path, confinement: Confinement) -> None:
+def serve(scratch: Path, level: confine.IsolationLevel) -> None:
     """Answer jobs from the control socket (fd 0) until it closes; leave no process behind."""
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_IGN)  # the grader stops the worker by closing fd 0
     libc.become_subreaper()
     libc.not_dumpable()
+    confine.private_mounts(level)
     warm_pytest.warm_up(scratch)
+    # What a run's root holds at namespaces: what the warm-up imported, of the grader only
+    # the modules that run inside a run.
+    confinement = confine.confinement_for(level, RUN_MODULES)
     gc.freeze()  # what the worker holds is never collected: forks neither scan nor copy it
     server = ForkServer(confinement, run_process)
     cgroups = confine.Cgroups()
@@ -151,7 +162,8 @@ def run_job(
     marks = {"begun": time.monotonic()}
     steps: dict[str, float] = {}
     cgroups = cgroups or confine.Cgroups()
-    folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
+    folder = confine.make_run_folder(scratch, _folder_name(job), confinement.level)
+    seen = confine.folder_seen(folder, confinement.level)
     spawned: list[Spawned] = []
     identities = confine.new_identities(confinement.level, ("test", "impl"))
     log = -1
@@ -159,7 +171,7 @@ def run_job(
         _lay_out(folder, confinement, identities["test"], identities["impl"])
         joined = cgroups.start_run()
         started = marks["set up"] = time.monotonic()
-        jobs = _run_jobs(job, folder, confinement)
+        jobs = _run_jobs(job, seen, confinement)
         events_in, log = _spawn_pair(jobs, sources, folder, identities, joined, server, spawned)
         marks["spawn"] = time.monotonic()
         usage = _Usage([process.pid for process in spawned], cgroups, folder)
@@ -171,7 +183,7 @@ def run_job(
             _sweep(spawned, cgroups, identities, confinement, server)
             marks["sweep"] = time.monotonic()
         return {
-            "events": _without_folder(events, folder),
+            "events": _without_folder(events, seen),
             "timed_out": timed_out,
             "stopped": stopped,
             "exit_code": confine.exit_code(status, confinement) if status is not None else None,
@@ -179,7 +191,7 @@ def run_job(
             "over_cap": usage.over_cap() or "",  # with every process gone: the last word
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
-            "output": _strip_folder(_tail(log, _replaced(log, folder / LOG_NAME)), folder),
+            "output": _strip_folder(_tail(log, _replaced(log, folder / LOG_NAME)), seen),
             "steps": steps,
         }
     finally:
@@ -187,9 +199,16 @@ def run_job(
             process.close()
         if log >= 0:
             os.close(log)
-        shutil.rmtree(folder, ignore_errors=True)
+        confine.remove_run_folder(folder, confinement.level)
         marks["remove"] = time.monotonic()
         steps.update(_steps(marks))
+
+
+def _folder_name(job: JobMessage) -> str:
+    """The name of a run's folder (``confine.make_run_folder`` numbers it): a digest of the
+    job's ``FOLDER_NAMED_BY``, so every variant of one job gets the same."""
+    named_by = json.dumps([job.get(key) for key in FOLDER_NAMED_BY]).encode()
+    return f"run-{hashlib.sha256(named_by).hexdigest()[:16]}"
 
 
 def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[RunJob, RunJob]:
@@ -504,5 +523,4 @@ def main() -> None:
     in every run (the process runs itself again with address randomisation off)."""
     if libc.turn_off_address_randomisation():
         os.execv(sys.executable, sys.orig_argv)
-    level = confine.parse_level(sys.argv[2])
-    serve(Path(sys.argv[1]), confine.confinement_for(level, kit_root()))
+    serve(Path(sys.argv[1]), confine.parse_level(sys.argv[2]))
