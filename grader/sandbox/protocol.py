@@ -526,8 +526,7 @@ def _too_deep() -> NotPlainData:
 def encode(message: Any) -> bytes:
     """One frame holding ``message``; ``NotPlainData`` if it is not plain data."""
     check_plain(message)
-    body = _dumps(message, MARSHAL_VERSION)
-    return len(body).to_bytes(LENGTH_BYTES, BYTE_ORDER) + body  # frame(), inlined: every call
+    return frame(_dumps(message, MARSHAL_VERSION))
 
 
 def send(fd: int, message: Any) -> None:
@@ -556,9 +555,7 @@ class Calls:
                 if not chunk:
                     raise WireError("nothing: it ended")
                 buffer = buffer + chunk if buffer else chunk
-            end = LENGTH_BYTES + int.from_bytes(buffer[:LENGTH_BYTES], BYTE_ORDER)
-            if end > LENGTH_BYTES + MAX_FRAME_BYTES:
-                _frame_size(buffer[:LENGTH_BYTES], MAX_FRAME_BYTES)  # raises, with the message
+            end = LENGTH_BYTES + _frame_size(buffer[:LENGTH_BYTES], MAX_FRAME_BYTES)
             if len(buffer) < end:
                 buffer += read_exactly(self.fd, end - len(buffer))
         except OSError as error:
