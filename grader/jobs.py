@@ -146,6 +146,7 @@ def student_tests_job(
     ceiling: float | None = None,
     stop_at_failure: bool = False,
     own_tree: bool = False,
+    heap_shift: int = 0,
 ) -> Job:
     """The run of the student's test file (its text, ``tests``) against ``implementation``.
 
@@ -174,6 +175,7 @@ def student_tests_job(
         ceiling=time_limit if ceiling is None else ceiling,
         stop_at_failure=stop_at_failure,
         call_limit=chapter.call_limit if own_tree else 0.0,
+        heap_shift=heap_shift,
     )
 
 

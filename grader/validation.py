@@ -1,10 +1,10 @@
 """Phase 2 of a check: is the student's test file one whose kills can be trusted?
 
 It must follow the static rules and name the required tests, pass on the reference
-(twice: in another order and under another hash seed, to catch flaky tests) and on
-every wheat, and each required test must fail on the stub. The sentences that say
-why a run shows the file wrong live here too (``run_problem``), for ``tdd`` and the
-mutant phase alike.
+(three times: once more in another order under another hash seed, once more with a
+shifted heap, to catch flaky tests; ``RERUNS``) and on every wheat, and each required
+test must fail on the stub. The sentences that say why a run shows the file wrong live
+here too (``run_problem``), for ``tdd`` and the mutant phase alike.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from grader.explain import (
 from grader.jobs import Limits, student_tests_job
 from grader.output.wording import too_slow
 from grader.patching import apply_patch
+from grader.provenance import text_digest
 from grader.results.check import StudentTestsResult
 from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Job
 from grader.sandbox.host.pool import WorkerPool
@@ -91,7 +92,11 @@ class _Runs:
         self.jobs: dict[Future[RunResult], Job] = {}
 
     def start(
-        self, implementation: str, reverse: bool = False, seed: int = FIXED_HASH_SEED
+        self,
+        implementation: str,
+        reverse: bool = False,
+        seed: int = FIXED_HASH_SEED,
+        heap_shift: int = 0,
     ) -> Future[RunResult]:
         job = student_tests_job(
             self.chapter,
@@ -100,6 +105,7 @@ class _Runs:
             self.limits.student_tests,
             reverse=reverse,
             hash_seed=seed,
+            heap_shift=heap_shift,
         )
         future = self.threads.submit(self.pool.run, job)
         self.jobs[future] = job
@@ -117,11 +123,13 @@ def _run_validation(
     missing: tuple[str, ...],
     on_reference_passed: Callable[[RunResult], None] | None,
 ) -> StudentTestsResult:
-    """The file on the reference (twice), every wheat and the stub; what each run shows."""
+    """The file on the reference (three times: ``RERUNS``), every wheat and the stub; what each
+    run shows."""
     filename, limit = chapter.student_tests, runs.limits.student_tests
     reference = chapter.reference.read_text(encoding="utf-8")
     first = runs.start(reference)
     again = runs.start(reference, reverse=True, seed=OTHER_HASH_SEED)
+    shifted = runs.start(reference, heap_shift=heap_shift(source))
     wheats = {w.id: runs.start(apply_patch(reference, w.patch)) for w in chapter.wheats}
     stub = runs.start(chapter.stub.read_text(encoding="utf-8"))
 
@@ -129,9 +137,15 @@ def _run_validation(
     problems = problems_on_correct(on_reference, "the reference", filename, limit)
     if not problems and not missing and on_reference_passed is not None:
         on_reference_passed(on_reference)
-    rerun = runs.settled(again) if not problems else again.result()
-    if not problems:
-        problems += _flaky(on_reference, rerun)
+    reruns = {
+        REVERSED: runs.settled(again) if not problems else again.result(),
+        SHIFTED_HEAP: runs.settled(shifted) if not problems else shifted.result(),
+    }
+    flaky = tuple(
+        kind for kind, rerun in reruns.items() if not problems and _differ(on_reference, rerun)
+    )
+    for kind in flaky:
+        problems += _flaky(on_reference, reruns[kind], kind)
     if not problems:  # a test wrong on the reference is wrong on every variant: say it once
         for wheat_id, run in wheats.items():
             what = f"the correct variant {wheat_id}"
@@ -143,26 +157,61 @@ def _run_validation(
         problems += _required_problems(present, on_reference, stub_run, source)
     durations = {
         "reference": on_reference.durations(),
-        "reference, reversed": rerun.durations(),
+        "reference, reversed": reruns[REVERSED].durations(),
+        "reference, shifted heap": reruns[SHIFTED_HEAP].durations(),
         **{f"correct variant {w}": run.result().durations() for w, run in wheats.items()},
         "stub": stub_run.durations(),
     }
     valid = not problems and not missing
     return StudentTestsResult(
-        valid, tuple(problems), missing, (), on_reference.cpu_seconds, durations=durations
+        valid,
+        tuple(problems),
+        missing,
+        (),
+        on_reference.cpu_seconds,
+        durations=durations,
+        flaky_reruns=flaky,
     )
 
 
-def _flaky(first: RunResult, rerun: RunResult) -> list[str]:
-    """The sentence for a file whose second run on the reference (reversed, another hash
-    seed) gave other outcomes than its first."""
-    if _signature(rerun) == _signature(first):
-        return []
+REVERSED = "reversed order, another hash seed"
+SHIFTED_HEAP = "shifted heap"
+RERUNS = {
+    REVERSED: (
+        "in another order or with another hash seed",
+        "tests must not depend on order, chance or shared state",
+    ),
+    SHIFTED_HEAP: (
+        "with its objects at other addresses (a shifted heap)",
+        "tests must not depend on where objects lie in memory (the order of a set of "
+        "objects that hash by identity, id())",
+    ),
+}
+"""The reruns on the reference beside the first run, by kind (``StudentTestsResult.
+flaky_reruns`` names those that disagreed), with what the flaky sentence says changed and
+the rule it broke."""
+
+_HEAP_SHIFTS = 4
+
+
+def heap_shift(tests: str) -> int:
+    """How many objects of each small size the shifted-heap rerun of the test file ``tests``
+    keeps before its first test: odd (1 to 7), so that a plain object's address moves by an
+    odd number of blocks, and drawn from the file's digest, so every check of it shifts
+    alike."""
+    return 1 + 2 * (int(text_digest(tests)[:8], 16) % _HEAP_SHIFTS)
+
+
+def _differ(first: RunResult, rerun: RunResult) -> bool:
+    return _signature(rerun) != _signature(first)
+
+
+def _flaky(first: RunResult, rerun: RunResult, kind: str) -> list[str]:
+    """The sentence for a file whose rerun ``kind`` on the reference gave other outcomes than
+    its first run."""
     changed = [n for n in first.test_names() if rerun.outcome(n) != first.outcome(n)]
-    return [
-        f"flaky: {', '.join(changed) or 'the run'} gave another outcome in another order or "
-        "with another hash seed; tests must not depend on order, chance or shared state"
-    ]
+    what, rule = RERUNS[kind]
+    return [f"flaky: {', '.join(changed) or 'the run'} gave another outcome {what}; {rule}"]
 
 
 def disagreements(

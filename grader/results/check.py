@@ -69,6 +69,10 @@ class StudentTestsResult:
     each with its reason: one of the two is wrong. Information: it changes no verdict."""
     durations: dict[str, dict[str, float]] = field(default_factory=dict, compare=False)
     """Seconds per test of each validation run, by run (``reference``, ``stub``, ...)."""
+    flaky_reruns: tuple[str, ...] = ()
+    """The reruns on the reference whose outcomes differed from its first run, by kind
+    (``grader.validation.RERUNS``: ``reversed order, another hash seed``, ``shifted heap``);
+    each has its sentence in ``problems``."""
 
 
 @dataclass(frozen=True)

@@ -253,6 +253,9 @@ class JobMessage(TypedDict):
     """The CPU seconds one call of the implementation may take before it counts as hung (the
     student's own tree only: ``untrusted.implementation.CallBound``); absent or 0: no bound.
     The worker drops it from the test process's copy of the job."""
+    heap_shift: int
+    """The objects of each small size the test process keeps before its first test
+    (``Job.heap_shift``)."""
 
 
 class RunJob(JobMessage):

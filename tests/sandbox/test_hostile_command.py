@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -191,6 +192,49 @@ def test_a_set_order_dependent_submission_gets_the_same_report_20_times(
             assert run(pool, "def test_x():\n    assert [object() for _ in range(99)]\n").all_passed
     reports.add(without_timings(check(tiny_chapter, folder, LIMITS)))
     assert len(reports) == 1, reports
+
+
+ADDRESS_DECIDES = """
+from radix import ROOT, RadixTree
+
+
+class Token:
+    \"\"\"A plain object, hashed by its address.\"\"\"
+
+
+EXPECTED = int("EXPECTED_ADDRESS", 16)
+
+
+def test_address_decides() -> None:
+    token = Token()
+    assert id(token) == EXPECTED, f"address {id(token):016x}"
+"""
+
+
+@pytest.mark.usefixtures("without_static_check")
+def test_a_test_that_follows_addresses_is_flaky_by_the_shifted_heap(
+    tiny_chapter: Chapter, pool: WorkerPool, reachable_tmp_path: Path
+) -> None:
+    """Issue 33: a test whose outcome depends on where its objects lie passes on the reference
+    as it runs first, and validation refuses it as flaky, naming the shifted-heap rerun,
+    instead of letting a later check flip a grade. The file is made to pass on the first
+    run by asking a check for the address first (a same-length constant, so the same
+    allocations); the static check, which refuses ``id()``, is off."""
+    folder = six_required_tests(reachable_tmp_path / "submission")
+    tests = folder / CHAPTER.student_tests
+    smoke = tests.read_text(encoding="utf-8")
+    tests.write_text(smoke + ADDRESS_DECIDES.replace("EXPECTED_ADDRESS", "0" * 16))
+    first = check(tiny_chapter, folder, LIMITS, pool=pool).student_tests.problems
+    address = re.findall(r"address ([0-9a-f]{16})", "\n".join(first))[-1]
+    tests.write_text(smoke + ADDRESS_DECIDES.replace("EXPECTED_ADDRESS", address))
+    student = check(tiny_chapter, folder, LIMITS, pool=pool).student_tests
+    assert not student.valid
+    assert grader.validation.SHIFTED_HEAP in student.flaky_reruns, student.problems
+    assert (
+        "flaky: test_address_decides gave another outcome with its objects at other addresses "
+        "(a shifted heap); tests must not depend on where objects lie in memory"
+    ) in "\n".join(student.problems)
+    assert not any("on the reference (a correct tree)" in p for p in student.problems)
 
 
 ADDRESSES = f"""

@@ -136,6 +136,7 @@ class Worker:
             "leave_out": list(job.leave_out),
             "stop_at_failure": job.stop_at_failure,
             "wall": wall_backstop(job.time_limit, confirming),
+            "heap_shift": job.heap_shift,
         }
         if job.call_limit:
             message["call_limit"] = job.call_limit

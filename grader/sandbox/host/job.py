@@ -68,6 +68,10 @@ class Job:
     """The CPU seconds one call of the implementation may take: past it the call counts as
     hung, is stopped and its stack reported, and the run goes on (the student's own tree only:
     a located hang is deterministic, so it needs no confirming); 0: no bound."""
+    heap_shift: int = 0
+    """How many objects of each small size the test process makes and keeps before the
+    first test, so every object the tests make lies elsewhere than in a run without them:
+    validation's rerun with a shifted heap (``grader.validation``); 0 for every other run."""
 
 
 @dataclass(frozen=True)

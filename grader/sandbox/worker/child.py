@@ -87,7 +87,25 @@ def _test_child(
     )
     enforce_grader_settings()
     random.seed(0)
+    _shift_heap(int(job["heap_shift"]))
     pytest.main([*_selection(test_file.relative_to(folder), job), *PYTEST_ARGS], plugins=[recorder])
+
+
+class _Ballast:
+    """A plain object, as most of a test's own objects are."""
+
+
+_kept: list[object] = []
+
+
+def _shift_heap(count: int) -> None:
+    """Make and keep ``count`` objects of every small size the allocator serves in blocks
+    of its own (a plain object, a bare ``object``, a large int, bytes from 35 to 499 bytes),
+    so that what the tests make next lies at other addresses than in a run with none: a
+    test whose outcome follows addresses (a set of plain objects) shows it."""
+    for number in range(count):
+        _kept.extend((_Ballast(), object(), (1 << 62) + number))
+        _kept.extend(b"\1" * size for size in range(2, 480, 16))
 
 
 def _selection(test_file: Path, job: RunJob) -> list[str]:
