@@ -1,6 +1,6 @@
 """How long a student's tests take, said in terms of what a check costs.
 
-A check runs the student's test file many times (twice on the reference, once
+A check runs the student's test file many times (three times on the reference, once
 on each correct variant, the stub, the student's own code, and each planted
 mutant), so a test that takes six seconds costs minutes. These functions turn
 the per-test seconds a run measured into the figures every report states.
@@ -12,13 +12,13 @@ from collections.abc import Mapping
 
 from grader.catalog import Chapter
 
-RUNS_BESIDE_THE_MUTANTS = 4
-"""The runs of a check's validation that are not a correct variant's: the reference twice,
-the stub, and the student's own code."""
+RUNS_BESIDE_THE_MUTANTS = 5
+"""The runs of a check's validation that are not a correct variant's: the reference three
+times (``validation.RERUNS``), the stub, and the student's own code."""
 
 
 def runs_per_check(chapter: Chapter) -> int:
-    """How many times ``check`` runs the student's tests: 22 for 2 wheats and 18 mutants."""
+    """How many times ``check`` runs the student's tests: 23 for 2 wheats and 18 mutants."""
     return RUNS_BESIDE_THE_MUTANTS + len(chapter.wheats) + len(chapter.mutants)
 
 

@@ -208,7 +208,7 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
         console,
         0,
         "",
-        f"Time: check runs your tests {runs_per_check(chapter)} times (the reference twice, "
+        f"Time: check runs your tests {runs_per_check(chapter)} times (the reference thrice, "
         "each correct variant, the stub, your code, each mutant), so keep each test under "
         f"{chapter.slow_test_seconds:g} s on the reference; tdd and check name slower ones.",
     )

@@ -162,7 +162,7 @@ def test_a_timeout_is_said_as_slowness_with_its_limit() -> None:
 
 def test_the_cost_of_a_check_is_stated() -> None:
     runs = runs_per_check(CHAPTER)
-    assert runs == 4 + len(CHAPTER.wheats) + len(CHAPTER.mutants)
+    assert runs == 5 + len(CHAPTER.wheats) + len(CHAPTER.mutants)
     sentence = cost_sentence(CHAPTER, {"test_slow": 6.1, "test_fast": 0.1})
     assert f"check runs them {runs} times: about {round(6.2 * runs / 60)} min" in sentence
     assert "slowest: test_slow 6.1 s" in sentence

@@ -54,7 +54,7 @@ def test_the_catalogue_of_honest_styles_has_at_least_twelve() -> None:
 def test_every_honest_style_is_valid(
     path: Path, two_mutants: Chapter, pool: WorkerPool, tmp_path: Path
 ) -> None:
-    """``check`` validates the file as it would a student's: rules, the reference twice,
+    """``check`` validates the file as it would a student's: rules, the reference thrice,
     every wheat, the stub; the folder holds no radix.py, so the course tests are not run."""
     folder = tmp_path / "submission"
     (folder / "tests").mkdir(parents=True)
