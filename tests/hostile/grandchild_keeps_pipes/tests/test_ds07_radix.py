@@ -1,11 +1,13 @@
 """Starts a process that outlives pytest and keeps the output open."""
 import subprocess
+import sys
 
 from radix import ROOT, RadixTree
 
 
 def test_cheat_grandchild() -> None:
-    subprocess.Popen(["sleep", "300"], start_new_session=True)
+    # The interpreter, not sleep: a run at namespaces has no /usr/bin.
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
 
 
 # The six required tests, as smoke tests: they pass on the reference, fail on
