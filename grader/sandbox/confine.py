@@ -174,10 +174,10 @@ inode's memory, which the size above does not count)."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 """The devices a run's root holds at ``namespaces``: bound from the machine's."""
 DEVICE_LINKS = (
-    ("/dev/fd", "/proc/self/fd"),
-    ("/dev/stdin", "/proc/self/fd/0"),
-    ("/dev/stdout", "/proc/self/fd/1"),
-    ("/dev/stderr", "/proc/self/fd/2"),
+    ("/dev/fd", procfs.OWN_DESCRIPTORS),
+    ("/dev/stdin", f"{procfs.OWN_DESCRIPTORS}/0"),
+    ("/dev/stdout", f"{procfs.OWN_DESCRIPTORS}/1"),
+    ("/dev/stderr", f"{procfs.OWN_DESCRIPTORS}/2"),
 )
 
 
@@ -850,8 +850,8 @@ def private_mounts(level: IsolationLevel) -> None:
 
 def make_run_folder(scratch: Path, name: str, level: IsolationLevel) -> Path:
     """A new run's folder: ``scratch/NAME-N``, ``N`` the lowest number free (made as
-    ``O_EXCL`` makes a file: never one that exists), so that a run of a job named alike gets
-    the same path unless another runs at that moment. At ``namespaces`` it is a tmpfs of its
+    ``O_EXCL`` makes a file: never one that exists), so that every run gets the same path
+    unless another runs at that moment. At ``namespaces`` it is a tmpfs of its
     own of ``RUN_FOLDER_BYTES`` and ``RUN_FOLDER_FILES`` (call ``private_mounts`` first): a
     run that fills it fails alone, and nothing of it outlives ``remove_run_folder``."""
     for slot in range(1 << 16):

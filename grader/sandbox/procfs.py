@@ -22,6 +22,8 @@ from pathlib import Path
 ROOT = "/proc"
 """Where the kernel shows processes; a run at ``namespaces`` gets its own mounted here."""
 OWN_PID_NAMESPACE = f"{ROOT}/self/ns/pid"
+OWN_DESCRIPTORS = f"{ROOT}/self/fd"
+"""Where a process finds its own open files (``/dev/fd`` and ``/dev/std*`` lead here)."""
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 

@@ -36,7 +36,6 @@ progress, removes its folder and exits.
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import os
 import select
@@ -74,11 +73,6 @@ MAX_DEPENDENCIES = 8
 RUN_MODULES = (str(Path(untrusted.__file__).parent), protocol.__file__)
 """The grader's own files a run's root holds at ``namespaces``: the code that runs inside a
 run (imported before the fork; there for the source lines of its tracebacks)."""
-
-FOLDER_NAMED_BY = ("test_name", "module", "reverse", "only", "leave_out", "kit_tests", "ceiling")
-"""What a run's folder is named after at the levels below ``namespaces`` (there the folder
-is always ``confine.RUN_FOLDER``): the parts of a job that are the same for every variant
-of it, so the reference, the stub and every mutant see the same path."""
 
 
 class GraderGone(Exception):
@@ -162,7 +156,7 @@ def run_job(
     marks = {"begun": time.monotonic()}
     steps: dict[str, float] = {}
     cgroups = cgroups or confine.Cgroups()
-    folder = confine.make_run_folder(scratch, _folder_name(job), confinement.level)
+    folder = confine.make_run_folder(scratch, "run", confinement.level)  # alike for every run
     seen = confine.folder_seen(folder, confinement.level)
     spawned: list[Spawned] = []
     identities = confine.new_identities(confinement.level, ("test", "impl"))
@@ -202,13 +196,6 @@ def run_job(
         confine.remove_run_folder(folder, confinement.level)
         marks["remove"] = time.monotonic()
         steps.update(_steps(marks))
-
-
-def _folder_name(job: JobMessage) -> str:
-    """The name of a run's folder (``confine.make_run_folder`` numbers it): a digest of the
-    job's ``FOLDER_NAMED_BY``, so every variant of one job gets the same."""
-    named_by = json.dumps([job.get(key) for key in FOLDER_NAMED_BY]).encode()
-    return f"run-{hashlib.sha256(named_by).hexdigest()[:16]}"
 
 
 def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[RunJob, RunJob]:
