@@ -161,15 +161,13 @@ RUN_FOLDER = Path("/run/grader")
 path for every run, so that no path a run sees (its folder, ``HOME``, ``TMPDIR``, the
 test file's) differs from one run or variant to the next."""
 
-RUN_FOLDER_BYTES = 64 * 1024 * 1024
-"""The size of a run's folder at ``namespaces`` (a tmpfs of its own): what a run needs is
-its test file, pytest's compiled copy and its output (at most ``OUTPUT_LIMIT_BYTES``), a few
-hundred kilobytes; 64 MB leaves room for tests that write files, and a machine grading on
-both cores with a spare worker holds three such folders at once in memory at worst."""
-RUN_FOLDER_FILES = 4096
-"""The most files and folders a run's folder at ``namespaces`` may hold: a run lays out
-about ten; the rest bounds a test that creates files in a loop (each costs the kernel an
-inode's memory, which the size above does not count)."""
+RUN_FOLDER_BYTES = FOLDER_BYTES_LIMIT + OUTPUT_LIMIT_BYTES
+"""The size of a run's folder at ``namespaces`` (a tmpfs of its own): the kernel's hard stop
+behind the worker's cap (``folder_over_cap``), one largest file above it, so a run that
+writes past the cap is failed by the worker with its message and none writes further."""
+RUN_FOLDER_FILES = FOLDER_FILES_LIMIT + 64
+"""The most inodes a run's folder at ``namespaces`` holds: the worker's cap, and room for the
+run's own layout (about ten entries); each costs the kernel memory the size does not count."""
 
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 """The devices a run's root holds at ``namespaces``: bound from the machine's."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,13 +27,7 @@ from hostile_harness import (
 from grader.catalog import Chapter
 from grader.commands.check import check
 from grader.output.check_json import report_to_dict
-from grader.sandbox.confine import (
-    LEVELS,
-    OUTPUT_LIMIT_BYTES,
-    RUN_FOLDER_BYTES,
-    RUN_FOLDER_FILES,
-    IsolationLevel,
-)
+from grader.sandbox.confine import LEVELS, IsolationLevel
 from grader.sandbox.host.job import OTHER_HASH_SEED, Job
 from grader.sandbox.host.pool import WorkerPool
 
@@ -434,45 +427,3 @@ def test_the_other_seed_worker_starts_only_when_a_run_needs_it() -> None:
         after = len(processes_mentioning(marker))
     assert fixed != other
     assert after > before
-
-
-# ----------------------------------------------------------------------
-# Issue 33: a run's folder is capped; a run that fills it fails alone.
-
-
-FILLER = f"""
-import os
-
-def test_files():
-    os.mkdir("many")
-    for number in range({RUN_FOLDER_FILES + 1}):
-        os.close(os.open(f"many/{{number}}", os.O_WRONLY | os.O_CREAT, 0o600))
-
-def test_bytes():
-    block = b"x" * {OUTPUT_LIMIT_BYTES}
-    os.mkdir("big")
-    for number in range({RUN_FOLDER_BYTES // OUTPUT_LIMIT_BYTES + 1}):
-        with open(f"big/{{number}}", "wb") as out:
-            out.write(block)
-"""
-
-
-def test_a_run_that_fills_its_folder_fails_alone(pool: WorkerPool) -> None:
-    """At ``namespaces`` a run's folder holds at most ``RUN_FOLDER_FILES`` files and
-    ``RUN_FOLDER_BYTES``: past either, a write fails in that run alone, with the kernel's
-    message, while a run on the other worker at the same time passes and the machine's own
-    folders gain nothing. Below it nothing caps the folder yet (both writes go through, and
-    the folder is removed after the run)."""
-    with ThreadPoolExecutor(2) as threads:
-        filling = threads.submit(run, pool, FILLER)
-        beside = threads.submit(run, pool, "def test_beside():\n    assert [0] * 99\n")
-        filled, other = filling.result(), beside.result()
-    assert other.all_passed, other
-    if pool.isolation == "namespaces":
-        for name in ("test_files", "test_bytes"):
-            assert filled.outcome(name) == "failed", filled
-            assert "OSError: [Errno 28] No space left on device" in filled.detail(name)
-    else:
-        assert filled.all_passed, filled
-    assert pool.scratch is not None and not any(pool.scratch.glob("run-*/*"))
-    assert stray_processes() == []

@@ -156,8 +156,7 @@ def run_job(
     marks = {"begun": time.monotonic()}
     steps: dict[str, float] = {}
     cgroups = cgroups or confine.Cgroups()
-    folder = confine.make_run_folder(scratch, "run", confinement.level)  # alike for every run
-    seen = confine.folder_seen(folder, confinement.level)
+    folder, seen = _folders(scratch, confinement.level)
     spawned: list[Spawned] = []
     identities = confine.new_identities(confinement.level, ("test", "impl"))
     log = -1
@@ -196,6 +195,13 @@ def run_job(
         confine.remove_run_folder(folder, confinement.level)
         marks["remove"] = time.monotonic()
         steps.update(_steps(marks))
+
+
+def _folders(scratch: Path, level: confine.IsolationLevel) -> tuple[Path, Path]:
+    """A new run's folder, named alike for every run (``confine.make_run_folder``), and where
+    the run's processes find it (``confine.folder_seen``)."""
+    folder = confine.make_run_folder(scratch, "run", level)
+    return folder, confine.folder_seen(folder, level)
 
 
 def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[RunJob, RunJob]:
