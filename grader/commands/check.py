@@ -146,7 +146,17 @@ def check(
                 ("yours", yours_phase),
             ):
                 cache.put(keys[name], phase, pool.isolation)
-    reused = tuple(name for name, key in keys.items() if cache is not None and key in cache.hits)
+    found = {
+        "course_tests": submission.implementation is not None,
+        "tests": submission.tests is not None,
+        "yours": submission.implementation is not None and submission.tests is not None,
+    }
+    # reused "because the file is unchanged" is said of files found, never of a missing one
+    reused = tuple(
+        name
+        for name, key in keys.items()
+        if cache is not None and key in cache.hits and found[name]
+    )
     phases = (course_phase, tests_phase, yours_phase)
     report = _report(chapter, folder, submission, resolved, limits, phases, started)
     known = compare_with_the_kit(chapter, submission, resolved) if compare_copies else ()
