@@ -107,6 +107,12 @@ class Wheat:
     id: str
     title: str
     patch: Path
+    choice: str = ""
+    """What this correct tree chooses, ending "a correct tree that ...": students read it."""
+
+    def described(self) -> str:
+        """``w01, a correct tree that reuses freed ids oldest first (...)``."""
+        return f"{self.id}, a correct tree that {self.choice}" if self.choice else self.id
 
 
 VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
@@ -326,7 +332,12 @@ def _mutants_from(data: dict[str, Any], mutants_dir: Path) -> tuple[Mutant, ...]
 def _wheats_from(data: dict[str, Any], root: Path) -> tuple[Wheat, ...]:
     """The catalog's correct variants, each with its patch in ``root/wheats``."""
     return tuple(
-        Wheat(id=entry["id"], title=entry["title"], patch=root / "wheats" / f"{entry['id']}.patch")
+        Wheat(
+            id=entry["id"],
+            title=entry["title"],
+            patch=root / "wheats" / f"{entry['id']}.patch",
+            choice=entry.get("choice", ""),
+        )
         for entry in data.get("wheats", [])
     )
 

@@ -198,6 +198,7 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
         _whole(console, Text(required.name, style="bold"))
         _fields(console, [("pins", required.checks)])
     _indented(console, 0, "", f"{EXTRA_TESTS[0].upper()}{EXTRA_TESTS[1:]}.")
+    _render_wheats(console, chapter)
     _render_mutant_catalog(console, chapter)
     console.print(
         f"\nPass: every course test passes, your tests are valid, they kill at least "
@@ -215,6 +216,23 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
     order = ", then ".join(step_line(chapter, step) for step in chapter.workflow)
     _indented(console, 0, "", f"In order: {order}.")
     console.print("The whole chapter, with the interface and a worked example: grader chapter")
+
+
+def _render_wheats(console: Console, chapter: Chapter) -> None:
+    """The correct variants: each a choice the contract leaves open, which every test of
+    the student's must accept as well as the reference's."""
+    if not chapter.wheats:
+        return
+    console.print(
+        Text.assemble(
+            "\n",
+            (f"The correct variants ({len(chapter.wheats)})", "bold underline"),
+            ": every one of your tests must pass on each, as on the reference",
+        )
+    )
+    for wheat in chapter.wheats:
+        what = f"a correct tree that {wheat.choice}" if wheat.choice else wheat.title
+        _indented(console, 0, f"{wheat.id}: ", what, label_style="bold")
 
 
 def _render_mutant_catalog(console: Console, chapter: Chapter) -> None:

@@ -9,9 +9,11 @@ model-based test, and ``grader diff``.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
+from conftest import add_dependencies
 
 from grader.catalog import load_chapter
 from grader.cli import main
@@ -76,3 +78,96 @@ def test_inside_the_submission_folder_the_kit_says_so_and_nests_nothing(
     code, out, err = run(capsys, "check", "--submission", ".")
     assert code == EXIT_FAIL
     assert "radix.py is the unmodified stub" in out and advice not in flat(out)
+
+
+# ----------------------------------------------------------------------
+# Items 5, 6 and 7: what makes a test file invalid, every reason at once, in the file's order.
+
+EXTRAS = """
+
+def test_extra_wrong_on_the_reference() -> None:
+    assert RadixTree(1).node_count() == 1
+
+
+def test_extra_reads_the_environment() -> None:
+    import os
+
+    assert os.sep
+
+
+def test_extra_reuses_the_last_freed_id() -> None:
+    tree: RadixTree[int] = RadixTree(1)
+    tree.insert((0,), [1])
+    second, _ = tree.insert((1,), [2])
+    assert tree.evict(2, lambda value: None) == 2
+    third, _ = tree.insert((2,), [3])
+    assert third == second
+
+
+ORDER: list[str] = []
+
+
+def test_extra_first_in_order() -> None:
+    ORDER.append("first")
+
+
+def test_extra_second_in_order() -> None:
+    assert ORDER == ["first"]
+"""
+
+
+def with_extras(folder: Path) -> Path:
+    """A submission of the reference and the model answer with ``EXTRAS`` after it: an extra
+    test wrong on the reference, one the rules refuse, one wrong on the correct variant w01
+    only, and two whose outcome depends on their order."""
+    folder.mkdir()
+    shutil.copyfile(CHAPTER.reference, folder / CHAPTER.implementation)
+    add_dependencies(folder)
+    tests = folder / CHAPTER.student_tests
+    tests.parent.mkdir()
+    tests.write_text(CHAPTER.model_tests.read_text(encoding="utf-8") + EXTRAS, encoding="utf-8")
+    return folder
+
+
+def test_tests_lists_each_correct_variant_with_its_choice(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "tests")
+    assert code == 0
+    (wheat,) = CHAPTER.wheats
+    assert wheat.choice.startswith("reuses freed ids oldest first")
+    assert f"{wheat.id}: a correct tree that {wheat.choice}" in flat(out)
+
+
+@pytest.mark.slow
+def test_every_invalidity_at_once_in_the_files_order(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """One check names every problem of the file, each once, in the order of its lines: the
+    extra test wrong on the reference (and that removing it is a fix too), the rule broken,
+    the test only the correct variant refuses (described, not a bare id), and the flaky pair
+    with the rerun that disagreed and how."""
+    folder = with_extras(tmp_path / "extras")
+    code, out, err = run(capsys, "check", "--submission", str(folder))
+    assert code == EXIT_FAIL, err
+    problems = [flat(line) for line in re.split(r"\n(?=\S)", out) if line.startswith("✗ ")]
+    said = "\n".join(problems)
+    wheat = CHAPTER.wheats[0]
+    expected = [
+        "✗ test_extra_wrong_on_the_reference fails on the reference (a correct tree), so the "
+        "test is wrong: assert 0 == 1",
+        f"✗ {CHAPTER.student_tests} line ",
+        f"✗ test_extra_reuses_the_last_freed_id fails on {wheat.id}, a correct tree that "
+        f"{wheat.choice}, so the test is wrong: assert ",
+        "✗ flaky: on the reference, the file run again in reverse order and with another hash "
+        "seed gave other outcomes: test_extra_second_in_order passed first, failed then",
+    ]
+    assert len(problems) == len(expected), said
+    for problem, start in zip(problems, expected, strict=True):
+        assert problem.startswith(start), said
+    assert "import of 'os' is not allowed" in problems[1]
+    assert problems[0].endswith(
+        "test_extra_wrong_on_the_reference is not a required test, so removing it also makes "
+        "the file valid"
+    )
+    assert "Mutation score: not measured until your tests are valid" in out
