@@ -48,12 +48,14 @@ def validate(
     pool: WorkerPool,
     threads: ThreadPoolExecutor,
     on_reference: Callable[[RunResult], None] | None = None,
+    seen: dict[str, RunResult] | None = None,
 ) -> StudentTestsResult:
     """Phase 2: is the student's test file one whose kills can be trusted?
 
     ``on_reference`` is called with the first run on the reference as soon as it is
     settled and shows the file right there, while the other runs go on: the mutants'
-    limit is known from then (``check`` starts them there)."""
+    limit is known from then (``check`` starts them there). ``seen``, when given, gets the
+    runs on the ``reference`` and the ``stub`` (``tdd`` shows their outcomes)."""
     required = [test.name for test in chapter.required_tests]
     if submission.tests is None:
         problem = submission.tests_problem or "no test file"
@@ -75,7 +77,7 @@ def validate(
     # that every problem is said at once; its mutants never start.
     runs = _Runs(chapter, submission.tests, limits, pool, threads)
     start = on_reference if not violations else None
-    result = _run_validation(chapter, submission.tests, runs, missing, start)
+    result = _run_validation(chapter, submission.tests, runs, missing, start, seen)
     problems = in_file_order([*broken, *result.problems], submission.tests, chapter.student_tests)
     return replace(
         result,
@@ -165,6 +167,7 @@ def _run_validation(
     runs: _Runs,
     missing: tuple[str, ...],
     on_reference_passed: Callable[[RunResult], None] | None,
+    seen: dict[str, RunResult] | None = None,
 ) -> StudentTestsResult:
     """The file on the reference (twice), every wheat and the stub; what each run shows."""
     filename, limit = chapter.student_tests, runs.limits.student_tests
@@ -190,6 +193,8 @@ def _run_validation(
             )
             problems += [p for p in found if p.split(" ", 1)[0] not in wrong]
     stub_run = stub.result()  # a timeout on the stub is a failure there, as it should be
+    if seen is not None:
+        seen.update(reference=on_reference, stub=stub_run)
     if on_reference.status in ("completed", "crashed"):
         required = [test.name for test in chapter.required_tests]
         present = [name for name in required if name not in missing]

@@ -171,3 +171,20 @@ def test_every_invalidity_at_once_in_the_files_order(
         "the file valid"
     )
     assert "Mutation score: not measured until your tests are valid" in out
+
+
+@pytest.mark.slow
+def test_tdd_refuses_what_check_refuses(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """``tdd red`` and ``tdd green`` hold the file to check's validity checks: the flaky pair,
+    the test a correct variant refuses and the rule broken stop both stages, though every
+    required test fails on the stub and every test passes on the student's (correct) tree."""
+    folder = with_extras(tmp_path / "extras")
+    wheat = CHAPTER.wheats[0]
+    for stage in ("red", "green"):
+        code, out, err = run(capsys, "tdd", stage, "--submission", str(folder))
+        said = flat(out)
+        assert code == EXIT_FAIL, err
+        assert f"tdd {stage}: not yet" in said
+        assert "✗ flaky: on the reference, the file run again in reverse order" in said
+        assert f"test_extra_reuses_the_last_freed_id fails on {wheat.id}, a correct tree" in said
+        assert "import of 'os' is not allowed" in said
