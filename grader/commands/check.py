@@ -146,21 +146,26 @@ def check(
                 ("yours", yours_phase),
             ):
                 cache.put(keys[name], phase, pool.isolation)
+    reused = _reused(keys, cache, submission)
+    phases = (course_phase, tests_phase, yours_phase)
+    report = _report(chapter, folder, submission, resolved, limits, phases, started)
+    known = compare_with_the_kit(chapter, submission, resolved) if compare_copies else ()
+    return replace(report, graded_at=graded_at, reused=reused, known_sources=known)
+
+
+def _reused(
+    keys: dict[str, str], cache: ResultCache | None, submission: Submission
+) -> tuple[str, ...]:
+    """The phases taken from the cache: a reuse "because the file is unchanged" is said of
+    files found, never of a missing one."""
     found = {
         "course_tests": submission.implementation is not None,
         "tests": submission.tests is not None,
         "yours": submission.implementation is not None and submission.tests is not None,
     }
-    # reused "because the file is unchanged" is said of files found, never of a missing one
-    reused = tuple(
-        name
-        for name, key in keys.items()
-        if cache is not None and key in cache.hits and found[name]
-    )
-    phases = (course_phase, tests_phase, yours_phase)
-    report = _report(chapter, folder, submission, resolved, limits, phases, started)
-    known = compare_with_the_kit(chapter, submission, resolved) if compare_copies else ()
-    return replace(report, graded_at=graded_at, reused=reused, known_sources=known)
+    if cache is None:
+        return ()
+    return tuple(name for name, key in keys.items() if key in cache.hits and found[name])
 
 
 def _report(

@@ -10,7 +10,7 @@ and the group says what to fix first.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 SHRUNK_PROGRAM = "Failing test case:"
@@ -33,17 +33,37 @@ class FailureGroup:
     error: str
     """The error's first line, ``NotImplementedError: …``, or empty."""
 
-    def next_step(self, implementation: str) -> str:
-        """What to do about this group, in one sentence."""
+    def next_step(self, implementation: str, maps: Sequence[str] = ()) -> str:
+        """What to do about this group, in one sentence; ``maps`` are the student's own
+        earlier chapters' modules the implementation ran with (``robin_hood.py``)."""
         if not self.where:
             return "Read the first report above: the others fail the same way."
         count = "every test listed stops" if len(self.tests) > 1 else "the test stops"
-        if self.where.startswith(f"{implementation}:"):
+        if self.where.split(":", 1)[0] in (implementation, *maps):
             return f"Fix {self.where} first: {count} there, so one change may clear them all."
         return (
             f"{count.capitalize()} at {self.where}, in the course tests: the error says what "
             f"your {implementation} did that they did not expect."
         )
+
+
+def through_a_map(detail: str, maps: Sequence[str], implementation: str) -> str:
+    """The sentence for a failure whose stack passes through one of the student's own
+    earlier chapters' modules (``maps``: ``robin_hood.py``), naming its last frame there;
+    ``""`` when it does not pass through one."""
+    last = ""
+    for line in detail.splitlines():
+        frame = LOCATION.match(line)
+        if frame and frame["file"] in maps:
+            last = f"{frame['file']}:{frame['line']} in {frame['function']}"
+    if not last:
+        return ""
+    file = last.split(":", 1)[0]
+    return (
+        f"This failure passes through your {file} ({last}): the bug may be in your {file}, "
+        f"not in your {implementation}. grader check --ref-deps runs your {implementation} "
+        f"with the kit's {file}: if the course tests pass then, fix your {file}."
+    )
 
 
 def signature(detail: str) -> tuple[str, str]:

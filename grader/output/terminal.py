@@ -16,8 +16,9 @@ from rich.text import Text
 
 from grader.catalog import EXTRA_TESTS, Chapter, Dependency, step_line
 from grader.chapter_text import without_markers
+from grader.dependencies import DependencyUse
 from grader.output.audit import STATUS_ORDER
-from grader.output.failures import FailureGroup, group_failures
+from grader.output.failures import FailureGroup, group_failures, through_a_map
 from grader.output.wording import (
     course_test_rule,
     grade_breakdown,
@@ -375,13 +376,16 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
         f"[bold]Course tests on your {chapter.implementation}[/]: "
         f"{course.passed}/{course.total} passed"
     )
+    for use in report.dependencies:
+        _mark(console, _map_used(chapter, use), "·", "dim")
     if course.problem:
         _mark(console, course.problem)
     for name, status in course.results.items():
         if status != "passed":
             _whole(console, Text.assemble(f"  {name}: ", _status(status)))
+    maps = tuple(use.file for use in report.dependencies if use.file)
     for group in group_failures(course.failures):
-        _render_failure_group(console, chapter, group)
+        _render_failure_group(console, chapter, group, maps)
 
     student = report.student_tests
     console.print(
@@ -520,11 +524,30 @@ def _render_worth(console: Console, report: CheckReport) -> None:
         )
 
 
-def _render_failure_group(console: Console, chapter: Chapter, group: FailureGroup) -> None:
-    """One box per way of failing: the tests that fail that way, one traceback, what to do."""
+def _map_used(chapter: Chapter, use: DependencyUse) -> str:
+    """Which copy of an earlier chapter's module the student's tree ran with."""
+    kit = f"the kit's {use.module}.py"
+    if use.used == "submission" and use.file:
+        return (
+            f"your {chapter.implementation} ran with your {use.file} ({use.id}); "
+            f"--ref-deps runs it with {kit}"
+        )
+    if use.used == "kit":
+        return f"your {chapter.implementation} ran with {kit} (--ref-deps), not your own"
+    return f"your {chapter.implementation} does not import {use.module} ({use.id})"
+
+
+def _render_failure_group(
+    console: Console, chapter: Chapter, group: FailureGroup, maps: tuple[str, ...] = ()
+) -> None:
+    """One box per way of failing: the tests that fail that way, one traceback, what to do;
+    where the stack passes through the student's own map, that is said too."""
+    through = through_a_map(group.detail, maps, chapter.implementation)
     if len(group.tests) == 1:
         rule = course_test_rule(chapter, group.tests[0])
         body = Text.assemble((rule, "italic"), "\n\n" if rule else "", group.detail.rstrip())
+        if through:
+            body.append_text(Text.assemble("\n\n", ("Next: ", "bold"), through))
         title = group.tests[0]
     else:
         listed = "\n".join(
@@ -535,7 +558,8 @@ def _render_failure_group(console: Console, chapter: Chapter, group: FailureGrou
             group.detail.rstrip(),
             "\n\n",
             ("Next: ", "bold"),
-            group.next_step(chapter.implementation),
+            group.next_step(chapter.implementation, maps),
+            f" {through}" if through else "",
         )
         title = f"{len(group.tests)} course tests, one failure"
     console.print(Panel(body, title=Text(title), title_align="left", border_style="red"))

@@ -39,8 +39,9 @@ def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, 
 
 
 def flat(text: str) -> str:
-    """``text`` with its lines joined, as a sentence wrapped by the terminal reads."""
-    return re.sub(r"\s+", " ", text)
+    """``text`` with its lines joined and a box's borders left out, as a sentence wrapped by
+    the terminal reads."""
+    return re.sub(r"\s+", " ", re.sub(r"\s*│\s*", " ", text))
 
 
 # ----------------------------------------------------------------------
@@ -188,3 +189,57 @@ def test_tdd_refuses_what_check_refuses(capsys: pytest.CaptureFixture[str], tmp_
         assert "✗ flaky: on the reference, the file run again in reverse order" in said
         assert f"test_extra_reuses_the_last_freed_id fails on {wheat.id}, a correct tree" in said
         assert "import of 'os' is not allowed" in said
+
+
+# ----------------------------------------------------------------------
+# Item 4: the map blamed when it is the map.
+
+
+def with_a_broken_map(folder: Path) -> Path:
+    """The reference radix.py beside a copy of the kit's map whose ``del`` raises once it
+    holds more than two keys, and the untouched test skeleton (not valid: no mutant runs)."""
+    folder.mkdir()
+    shutil.copyfile(CHAPTER.reference, folder / CHAPTER.implementation)
+    (need,) = CHAPTER.needs
+    source = need.reference.read_text(encoding="utf-8")
+    healthy = "            raise KeyError(key)\n        self._shift_back(slot)"
+    assert source.count(healthy) == 1
+    broken = source.replace(
+        healthy,
+        "            raise KeyError(key)\n        if self._size > 2:\n"
+        '            raise IndexError("slot out of range")\n        self._shift_back(slot)',
+    )
+    (folder / need.implementation).write_text(broken, encoding="utf-8")
+    tests = folder / CHAPTER.student_tests
+    tests.parent.mkdir()
+    shutil.copyfile(CHAPTER.stub_tests, tests)
+    return folder
+
+
+@pytest.mark.slow
+def test_a_bug_in_the_students_map_is_blamed_on_the_map(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The course tests fail through the student's robin_hood.py: the report names its file
+    and line, says the bug may be there and how --ref-deps tells the two apart; the terminal
+    says which map each check used, and with the kit's the course tests pass."""
+    (need,) = CHAPTER.needs
+    folder = with_a_broken_map(tmp_path / "map")
+    code, out, err = run(capsys, "check", "--submission", str(folder))
+    said = flat(out)
+    assert code == EXIT_FAIL, err
+    assert f"your radix.py ran with your {need.implementation} ({need.id}); --ref-deps" in said
+    frame = re.search(rf"{re.escape(need.implementation)}:(\d+): in __delitem__", out)
+    assert frame is not None, out
+    assert (
+        f"This failure passes through your {need.implementation} "
+        f"({need.implementation}:{frame[1]} in __delitem__): the bug may be in your "
+        f"{need.implementation}, not in your radix.py. grader check --ref-deps"
+    ) in said
+    assert "grader.sandbox" not in out
+
+    code, out, err = run(capsys, "check", "--submission", str(folder), "--ref-deps")
+    said = flat(out)
+    total = len(CHAPTER.course_tests)
+    assert f"Course tests on your radix.py: {total}/{total} passed" in said
+    assert f"your radix.py ran with the kit's {need.module}.py (--ref-deps)" in said
