@@ -80,12 +80,11 @@ def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int
 
 
 def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    from grader.commands.diff import diff_against_reference
+    from grader.commands.diff import diff_with_summary
 
     limits = Limits(ref_deps=args.ref_deps)
     cache = None if args.no_cache else ResultCache()
-    diff = diff_against_reference(chapter, args.submission, limits, cache)
-    render_diff(console, chapter, diff)
+    render_diff(console, chapter, diff_with_summary(chapter, args.submission, limits, cache))
     return EXIT_PASS
 
 

@@ -30,7 +30,7 @@ from grader.output.wording import (
 from grader.results.audit import AuditReport, GeneratedMutant
 from grader.results.batch import BatchResult, Manifest, MergeResult, Override, OverrideResult
 from grader.results.check import CheckReport, MutationResult
-from grader.results.kit import Bundle, Release, TddResult
+from grader.results.kit import Bundle, DiffResult, MethodDiff, Release, TddResult
 from grader.results.replay import Regrade, Replay
 from grader.roster import RosterMatch
 from grader.similarity import Similarity
@@ -356,13 +356,51 @@ def _render_time(
         )
 
 
-def render_diff(console: Console, chapter: Chapter, diff: str) -> None:
+def render_diff(console: Console, chapter: Chapter, result: DiffResult) -> None:
+    """The summary (which functions and methods differ, by how many lines, which are the
+    student's own), then the unified diff."""
+    diff = result.diff
     if not diff:
         console.print(f"your {chapter.implementation} is the same as the reference")
-    elif console.is_terminal:
+        return
+    for line in diff_summary(chapter, result.methods):
+        _whole(console, Text(line))
+    console.print()
+    if console.is_terminal:
         console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
     else:
         console.out(diff, end="", highlight=False)
+
+
+def diff_summary(chapter: Chapter, methods: tuple[MethodDiff, ...]) -> list[str]:
+    """The lines that open ``grader diff``: each function or method that differs."""
+    last = f"The diff, from your {chapter.implementation} (-) to the reference (+):"
+    if not methods:
+        return [
+            f"Your {chapter.implementation} differs from the reference outside its functions "
+            "and methods only (imports, constants, docstrings).",
+            last,
+        ]
+
+    def lines(count: int) -> str:
+        return f"{count} line{'s' if count != 1 else ''}"
+
+    many = len(methods) != 1
+    said = [
+        f"{len(methods)} function{'s' if many else ''} or method{'s' if many else ''} "
+        f"differ{'' if many else 's'} from the reference:"
+    ]
+    for method in methods:
+        if method.where == "yours":
+            what = f"your own helper ({lines(method.removed)}), not in the reference"
+        elif method.where == "reference":
+            what = f"only in the reference ({lines(method.added)}), not in yours"
+        else:
+            what = (
+                f"{lines(method.removed)} of yours against {lines(method.added)} of the reference's"
+            )
+        said.append(f"  {method.name}: {what}")
+    return [*said, last]
 
 
 def render_check(console: Console, chapter: Chapter, report: CheckReport) -> None:

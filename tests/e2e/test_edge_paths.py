@@ -243,3 +243,40 @@ def test_a_bug_in_the_students_map_is_blamed_on_the_map(
     total = len(CHAPTER.course_tests)
     assert f"Course tests on your radix.py: {total}/{total} passed" in said
     assert f"your radix.py ran with the kit's {need.module}.py (--ref-deps)" in said
+
+
+# ----------------------------------------------------------------------
+# Item 10: grader diff opens with a summary.
+
+
+@pytest.mark.slow
+def test_diff_opens_with_a_summary_of_what_differs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A correct tree with a helper of its own and an edited method: the diff opens with the
+    methods that differ, by how many lines, and names the student's own helper, then the
+    unified diff."""
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    add_dependencies(folder)
+    reference = CHAPTER.reference.read_text(encoding="utf-8")
+    taken = "            node = self._free.pop()"
+    method = "    def _new_node(self,"
+    assert reference.count(taken) == 1 and reference.count(method) == 1
+    own = reference.replace(taken, "            node = self._take_free()").replace(
+        method,
+        '    def _take_free(self) -> NodeId:\n        """The oldest freed slot."""\n'
+        "        return self._free.pop(0)\n\n" + method,
+    )
+    (folder / CHAPTER.implementation).write_text(own, encoding="utf-8")
+    code, out, err = run(capsys, "diff", "--submission", str(folder))
+    assert (code, err) == (0, "")
+    summary, _, diff = out.partition("\n\n")
+    assert summary.splitlines() == [
+        "2 functions or methods differ from the reference:",
+        "  RadixTree._take_free: your own helper (3 lines), not in the reference",
+        "  RadixTree._new_node: 1 line of yours against 1 line of the reference's",
+        "The diff, from your radix.py (-) to the reference (+):",
+    ]
+    assert diff.startswith("--- yours/radix.py\n+++ reference/radix.py\n@@ ")
+    assert "-    def _take_free(self) -> NodeId:" in diff.splitlines()
