@@ -188,6 +188,9 @@ class Chapter:
     exceptions: tuple[str, ...] = ()
     """The built-in exceptions of the contract, which tests see as themselves."""
     course_tests_also_call: tuple[str, ...] = ()
+    model_program: dict[str, Any] = field(default_factory=dict, compare=False)
+    """How the model-based course test's shrunk program reads in the chapter's words
+    (``[model_program]``: ``start``, ``note``, ``rules``; ``grader.model_program``)."""
     """Private members the course tests (never a student's) may call."""
     course_test_shards: tuple[tuple[str, ...], ...] = ()
     """Course tests (pytest node names in the course-test file) each run in a run of its own,
@@ -299,6 +302,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         ),
         exceptions=tuple(str(name) for name in head.get("exceptions", [])),
         course_tests_also_call=tuple(str(m) for m in head.get("course_tests_also_call", [])),
+        model_program=dict(data.get("model_program", {})),
         course_test_shards=tuple(
             tuple(str(name) for name in shard) for shard in head.get("course_test_shards", [])
         ),

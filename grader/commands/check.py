@@ -37,6 +37,7 @@ from grader.jobs import (
     mutant_limit,
     student_tests_job,
 )
+from grader.model_program import in_chapter_words
 from grader.mutation import Stopped, run_mutants
 from grader.patching import mutant_sources
 from grader.provenance import result_key
@@ -515,7 +516,7 @@ def _course_result(
         problem = f"the course tests did not finish: {result.message}"
     results = {name: result.outcome(name) for name in names}
     failures = {
-        name: for_students(_first_failing_case(result, name))
+        name: in_chapter_words(chapter, for_students(_first_failing_case(result, name)))
         for name in names
         if results[name] != "passed"
     }

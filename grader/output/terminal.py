@@ -18,7 +18,7 @@ from grader.catalog import EXTRA_TESTS, Chapter, Dependency, step_line
 from grader.chapter_text import without_markers
 from grader.dependencies import DependencyUse
 from grader.output.audit import STATUS_ORDER
-from grader.output.failures import FailureGroup, group_failures, through_a_map
+from grader.output.failures import FailureGroup, checker_step, group_failures, through_a_map
 from grader.output.wording import (
     course_test_rule,
     grade_breakdown,
@@ -581,11 +581,14 @@ def _render_failure_group(
     """One box per way of failing: the tests that fail that way, one traceback, what to do;
     where the stack passes through the student's own map, that is said too."""
     through = through_a_map(group.detail, maps, chapter.implementation)
+    checkers = chapter.course_tests_also_call
     if len(group.tests) == 1:
         rule = course_test_rule(chapter, group.tests[0])
         body = Text.assemble((rule, "italic"), "\n\n" if rule else "", group.detail.rstrip())
-        if through:
-            body.append_text(Text.assemble("\n\n", ("Next: ", "bold"), through))
+        damage = checker_step(group.detail, chapter.implementation, checkers)
+        if through or damage:
+            said = " ".join(part for part in (damage, through) if part)
+            body.append_text(Text.assemble("\n\n", ("Next: ", "bold"), said))
         title = group.tests[0]
     else:
         listed = "\n".join(
@@ -596,7 +599,7 @@ def _render_failure_group(
             group.detail.rstrip(),
             "\n\n",
             ("Next: ", "bold"),
-            group.next_step(chapter.implementation, maps),
+            group.next_step(chapter.implementation, maps, checkers),
             f" {through}" if through else "",
         )
         title = f"{len(group.tests)} course tests, one failure"

@@ -280,3 +280,36 @@ def test_diff_opens_with_a_summary_of_what_differs(
     ]
     assert diff.startswith("--- yours/radix.py\n+++ reference/radix.py\n@@ ")
     assert "-    def _take_free(self) -> NodeId:" in diff.splitlines()
+
+
+# ----------------------------------------------------------------------
+# Item 8: the model test's shrunk program in the chapter's words.
+
+
+@pytest.mark.slow
+def test_the_shrunk_program_reads_as_interface_calls_and_the_check_is_not_blamed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A tree that forgets to free an evicted slot: its own _check (the reference's) finds
+    the damage in the model-based test. The program reads as the interface calls the rules
+    make, and the hint sends the student to the call before the check, not into _check."""
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    add_dependencies(folder)
+    reference = CHAPTER.reference.read_text(encoding="utf-8")
+    freeing = "        self._free.append(leaf)\n"
+    assert reference.count(freeing) == 1
+    (folder / CHAPTER.implementation).write_text(
+        reference.replace(freeing, "        pass\n"), encoding="utf-8"
+    )
+    (folder / "tests").mkdir()
+    shutil.copyfile(CHAPTER.stub_tests, folder / CHAPTER.student_tests)
+    code, out, err = run(capsys, "check", "--submission", str(folder))
+    assert code == EXIT_FAIL, err
+    said = flat(out)
+    assert "Failing program, in the chapter's calls" in said
+    assert "tree = RadixTree(1) E tree.insert(key=(" in said
+    assert "state." not in out and "insert_some" not in out
+    assert "in _check is your own invariant check: it found the tree broken" in said
+    assert "The bug is most likely in the last call before the check (tree.evict(n=" in said
+    assert not re.search(r"Fix radix\.py:\d+ in _check", said)
