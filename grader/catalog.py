@@ -9,12 +9,14 @@ patches), its catalog, and one line in ``CHAPTERS`` saying where that lies.
 
 from __future__ import annotations
 
+import importlib.metadata
 import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader import DISTRIBUTION
 from grader.errors import GraderError
 from grader.witness import WitnessSettings, settings_from
 
@@ -22,6 +24,27 @@ CHAPTERS = {"ds.07": "chapter/catalog.toml"}
 """Chapter ids the kit ships, each with its catalog path relative to the kit root."""
 
 DEFAULT_CHAPTER = "ds.07"
+
+
+STUDENT_LABEL = "student"
+"""The local version label of the student edition's wheel: ``0.1.0+student``."""
+
+
+def is_student_edition() -> bool:
+    """Whether this grader is the student edition: its installed version carries the label
+    ``grader release --student`` gives it (a source checkout, or the staff edition, does not)."""
+    try:
+        version = importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return version.endswith(f"+{STUDENT_LABEL}")
+
+
+def help_topics() -> dict[str, Path]:
+    """The docs ``grader help TOPIC`` shows, by topic (the file's name): those this edition
+    carries."""
+    folder = kit_root() / "docs"
+    return {path.stem: path for path in sorted(folder.glob("*.md"))} if folder.is_dir() else {}
 
 
 def kit_root() -> Path:

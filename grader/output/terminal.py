@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -315,6 +316,34 @@ def render_chapter(console: Console, text: str) -> None:
         console.print(Markdown(plain))
     else:
         console.out(plain, end="", highlight=False)
+
+
+_DOC_LINK = re.compile(r"\[(?P<text>[^\]]+)\]\((?P<topic>[\w-]+)\.md(?:#[\w-]+)?\)")
+
+
+def help_text(text: str, topics: tuple[str, ...]) -> str:
+    """A doc as ``grader help`` shows it: a link to another doc this edition carries becomes
+    the command that shows it; a link to one it does not carry, its words alone."""
+
+    def pointer(link: re.Match[str]) -> str:
+        text, topic = str(link["text"]), str(link["topic"])
+        return f"{text} (`grader help {topic}`)" if topic in topics else text
+
+    return _DOC_LINK.sub(pointer, text)
+
+
+def render_help(console: Console, text: str, topics: tuple[str, ...]) -> None:
+    """One doc, drawn as the chapter is (Markdown on a terminal, the text itself piped)."""
+    render_chapter(console, help_text(text, topics))
+
+
+def render_help_topics(console: Console, docs: dict[str, str]) -> None:
+    """Each topic ``grader help TOPIC`` shows, with its doc's title."""
+    console.print("grader help TOPIC shows one of these:")
+    width = max((len(topic) for topic in docs), default=0)
+    for topic, text in docs.items():
+        title = next((line.lstrip("# ") for line in text.splitlines() if line.strip()), "")
+        _whole(console, Text.assemble((f"  {topic:<{width}}", "bold"), f"  {title}"))
 
 
 def render_tdd(console: Console, chapter: Chapter, result: TddResult) -> None:
