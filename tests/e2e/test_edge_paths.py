@@ -313,3 +313,25 @@ def test_the_shrunk_program_reads_as_interface_calls_and_the_check_is_not_blamed
     assert "in _check is your own invariant check: it found the tree broken" in said
     assert "The bug is most likely in the last call before the check (tree.evict(n=" in said
     assert not re.search(r"Fix radix\.py:\d+ in _check", said)
+
+
+# ----------------------------------------------------------------------
+# Item 9, in this (staff) edition: grader help reads only the docs the kit carries.
+
+
+@pytest.mark.parametrize("topic", ["../README", "/etc/passwd", "nope", "students.md"])
+def test_help_shows_only_a_doc_the_kit_carries(
+    capsys: pytest.CaptureFixture[str], topic: str
+) -> None:
+    code, out, err = run(capsys, "help", topic)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"grader: no help on {topic!r}: the topics are ")
+
+
+def test_help_shows_a_doc_with_its_links_as_help_pointers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(capsys, "help", "students")
+    assert (code, err) == (0, "")
+    assert out.startswith("# For students")
+    assert "(`grader help witnesses`)" in out and "](witnesses.md)" not in out
