@@ -367,7 +367,16 @@ def test_help_states_every_default_limit(installed: Path, tmp_path: Path) -> Non
 # ----------------------------------------------------------------------
 # The student edition is complete on its own (issue 35, item 9)
 
-STAFF_COMMANDS = ("batch", "manifest", "merge", "replay", "regrade", "gradescope-bundle", "release")
+STAFF_COMMANDS = (
+    "batch",
+    "manifest",
+    "merge",
+    "override",
+    "replay",
+    "regrade",
+    "gradescope-bundle",
+    "release",
+)
 POINTER = re.compile(r"grader help ([a-z][\w-]*)")
 
 
