@@ -74,18 +74,25 @@ def run_tdd(
         reference = seen.get("reference", run)
         problems = [_wrong_reason(problem, outcomes) for problem in problems]
         return TddResult(stage, outcomes, tuple(problems), reference.durations(), time_limit)
-    problems += _run_problems(chapter, run, time_limit)
-    problems += [
+    problems += _green_problems(chapter, run, slow, time_limit)
+    return TddResult(stage, outcomes, tuple(problems), run.durations(), time_limit)
+
+
+def _green_problems(
+    chapter: Chapter, run: RunResult, slow: set[str], time_limit: float
+) -> list[str]:
+    """Why the run on the student's own tree is not green: the run's end, each test that did
+    not pass (a call too slow on the reference as well said as such)."""
+    return _run_problems(chapter, run, time_limit) + [
         f"{name} {status_phrase(status)} on your {chapter.implementation}: "
         + (
             too_slow_a_call(chapter.call_limit)
             if name in slow
             else failure_reason(run.detail(name), chapter.student_tests)
         )
-        for name, status in outcomes.items()
-        if status not in ("passed", "timeout", "not run")
+        for name in run.test_names()
+        if (status := run.outcome(name)) not in ("passed", "timeout", "not run")
     ]
-    return TddResult(stage, outcomes, tuple(problems), run.durations(), time_limit)
 
 
 def _slow_on_the_reference(
