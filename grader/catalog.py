@@ -9,12 +9,14 @@ patches), its catalog, and one line in ``CHAPTERS`` saying where that lies.
 
 from __future__ import annotations
 
+import importlib.metadata
 import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader import DISTRIBUTION
 from grader.errors import GraderError
 from grader.witness import WitnessSettings, settings_from
 
@@ -22,6 +24,27 @@ CHAPTERS = {"ds.07": "chapter/catalog.toml"}
 """Chapter ids the kit ships, each with its catalog path relative to the kit root."""
 
 DEFAULT_CHAPTER = "ds.07"
+
+
+STUDENT_LABEL = "student"
+"""The local version label of the student edition's wheel: ``0.1.0+student``."""
+
+
+def is_student_edition() -> bool:
+    """Whether this grader is the student edition: its installed version carries the label
+    ``grader release --student`` gives it (a source checkout, or the staff edition, does not)."""
+    try:
+        version = importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return version.endswith(f"+{STUDENT_LABEL}")
+
+
+def help_topics() -> dict[str, Path]:
+    """The docs ``grader help TOPIC`` shows, by topic (the file's name): those this edition
+    carries."""
+    folder = kit_root() / "docs"
+    return {path.stem: path for path in sorted(folder.glob("*.md"))} if folder.is_dir() else {}
 
 
 def kit_root() -> Path:
@@ -107,6 +130,12 @@ class Wheat:
     id: str
     title: str
     patch: Path
+    choice: str = ""
+    """What this correct tree chooses, ending "a correct tree that ...": students read it."""
+
+    def described(self) -> str:
+        """``w01, a correct tree that reuses freed ids oldest first (...)``."""
+        return f"{self.id}, a correct tree that {self.choice}" if self.choice else self.id
 
 
 VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
@@ -182,6 +211,9 @@ class Chapter:
     exceptions: tuple[str, ...] = ()
     """The built-in exceptions of the contract, which tests see as themselves."""
     course_tests_also_call: tuple[str, ...] = ()
+    model_program: dict[str, Any] = field(default_factory=dict, compare=False)
+    """How the model-based course test's shrunk program reads in the chapter's words
+    (``[model_program]``: ``start``, ``note``, ``rules``; ``grader.model_program``)."""
     """Private members the course tests (never a student's) may call."""
     course_test_shards: tuple[tuple[str, ...], ...] = ()
     """Course tests (pytest node names in the course-test file) each run in a run of its own,
@@ -293,6 +325,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         ),
         exceptions=tuple(str(name) for name in head.get("exceptions", [])),
         course_tests_also_call=tuple(str(m) for m in head.get("course_tests_also_call", [])),
+        model_program=dict(data.get("model_program", {})),
         course_test_shards=tuple(
             tuple(str(name) for name in shard) for shard in head.get("course_test_shards", [])
         ),
@@ -326,7 +359,12 @@ def _mutants_from(data: dict[str, Any], mutants_dir: Path) -> tuple[Mutant, ...]
 def _wheats_from(data: dict[str, Any], root: Path) -> tuple[Wheat, ...]:
     """The catalog's correct variants, each with its patch in ``root/wheats``."""
     return tuple(
-        Wheat(id=entry["id"], title=entry["title"], patch=root / "wheats" / f"{entry['id']}.patch")
+        Wheat(
+            id=entry["id"],
+            title=entry["title"],
+            patch=root / "wheats" / f"{entry['id']}.patch",
+            choice=entry.get("choice", ""),
+        )
         for entry in data.get("wheats", [])
     )
 

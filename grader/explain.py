@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from grader import python_source
 from grader.sandbox.confine import OUTPUT_LIMIT_BYTES
 from grader.sandbox.host.result import failure_line
+from grader.tracebacks import STAND_IN_ERROR
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException", "AssertionError"})
 """Exceptions whose handler catches a failed ``assert`` (``pytest.fail`` too, for the last
@@ -37,7 +38,7 @@ def failure_reason(detail: str, test_file: str) -> str:
     """
     if output_too_large(detail):
         return too_much_output()
-    headline = failure_line(detail) or "no detail"
+    headline = (failure_line(detail) or "no detail").replace(STAND_IN_ERROR, "ImplementationError")
     place = last_line_in(detail, test_file)
     if place is None:
         return headline

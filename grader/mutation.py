@@ -77,7 +77,7 @@ def run_mutants(
     problems: list[str] = []
     for name in order:
         if name not in sources:
-            what = "the reference, run again among the mutants"
+            what = "the reference (a correct tree), run again among the mutants"
             problems += problems_on_correct(runs[name], what, chapter.student_tests, limit)
     unique = tuple(dict.fromkeys(problems))
     return MutationResult(chapter.threshold, chapter.required, results, unique)

@@ -20,7 +20,8 @@ DEFAULT_FOLDER = Path("submission")
 START_HINT = " (see `grader start`)"
 START_POINT_HINT = " (`grader start` gives a starting point)"
 START_RUN_HINT = ": run `grader start` to create it"
-LOCAL_HINTS = (START_HINT, START_POINT_HINT, START_RUN_HINT)
+INSIDE_HINT = ": run grader from the folder above it, or pass --submission ."
+LOCAL_HINTS = (START_HINT, START_POINT_HINT, START_RUN_HINT, INSIDE_HINT)
 """Advice in the problems below that only a student with the kit installed can follow; a
 report read elsewhere (Gradescope) leaves it out."""
 MAX_FILE_BYTES = 1024 * 1024
@@ -42,7 +43,9 @@ class Submission:
 def read_submission(chapter: Chapter, folder: Path) -> Submission:
     """Read the implementation and the tests in ``folder``; problems are recorded, not raised."""
     if not folder.exists():
-        problem = f"the submission folder {folder} does not exist{START_RUN_HINT}"
+        problem = inside_the_submission(chapter, folder) or (
+            f"the submission folder {folder} does not exist{START_RUN_HINT}"
+        )
         return Submission(folder, None, None, problem, problem)
     if not folder.is_dir():
         problem = (
@@ -52,6 +55,21 @@ def read_submission(chapter: Chapter, folder: Path) -> Submission:
     implementation, implementation_problem = _read(folder, chapter.implementation)
     tests, tests_problem = _read(folder, chapter.student_tests)
     return Submission(folder, implementation, tests, implementation_problem, tests_problem)
+
+
+def inside_the_submission(chapter: Chapter, folder: Path) -> str | None:
+    """The sentence for a student who runs grader from inside their submission folder: the
+    relative ``folder`` is missing, but the current folder holds the implementation. Starting
+    a new stub there would nest one (``submission/submission/``), so it is never advised."""
+    if folder.is_absolute() or folder.exists():
+        return None
+    here = Path.cwd()
+    if not (here / chapter.implementation).is_file():
+        return None
+    return (
+        f"there is no folder {folder} here, but {chapter.implementation} is in the current "
+        f"folder, so this looks like your submission folder itself{INSIDE_HINT}"
+    )
 
 
 def _read(folder: Path, relative: str) -> tuple[str | None, str | None]:
@@ -119,6 +137,9 @@ def start_submission(chapter: Chapter, folder: Path, force: bool = False) -> Sta
     """
     if folder.exists() and not folder.is_dir():
         raise GraderError(f"{folder} is a file: choose another --submission folder", exit_code=1)
+    inside = inside_the_submission(chapter, folder)
+    if inside is not None:  # a new stub here would nest one: submission/submission/
+        raise GraderError(f"{inside}; start wrote nothing", exit_code=1)
     created, kept, saved = [], [], []
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for source, relative in (

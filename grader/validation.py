@@ -9,10 +9,13 @@ here too (``run_problem``), for ``tdd`` and the mutant phase alike.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ast
+import re
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
+from grader import python_source
 from grader.catalog import Chapter
 from grader.explain import (
     failure_reason,
@@ -46,12 +49,14 @@ def validate(
     pool: WorkerPool,
     threads: ThreadPoolExecutor,
     on_reference: Callable[[RunResult], None] | None = None,
+    seen: dict[str, RunResult] | None = None,
 ) -> StudentTestsResult:
     """Phase 2: is the student's test file one whose kills can be trusted?
 
     ``on_reference`` is called with the first run on the reference as soon as it is
     settled and shows the file right there, while the other runs go on: the mutants'
-    limit is known from then (``check`` starts them there)."""
+    limit is known from then (``check`` starts them there). ``seen``, when given, gets the
+    runs on the ``reference`` and the ``stub`` (``tdd`` shows their outcomes)."""
     required = [test.name for test in chapter.required_tests]
     if submission.tests is None:
         problem = submission.tests_problem or "no test file"
@@ -64,15 +69,61 @@ def validate(
     defined = {function_name(test) for test in tests}
     missing = tuple(name for name in required if name not in defined) if parsed else ()
     why_missing = tuple(missing_reason(name, submission.tests, defined) for name in missing)
-    if violations:
-        broken = tuple(v.describe(chapter.student_tests) for v in violations)
+    broken = [v.describe(chapter.student_tests) for v in violations]
+    if not parsed:  # nothing to run: the file is not Python the check can read
         return StudentTestsResult(
-            False, broken, missing, tuple(tests), 0.0, notes, missing_reasons=why_missing
+            False, tuple(broken), missing, tuple(tests), 0.0, notes, missing_reasons=why_missing
         )
-
+    # A file the rules refuse still runs (the sandbox is the wall, the rules explain), so
+    # that every problem is said at once; its mutants never start.
     runs = _Runs(chapter, submission.tests, limits, pool, threads)
-    result = _run_validation(chapter, submission.tests, runs, missing, on_reference)
-    return replace(result, tests=tuple(tests), notes=notes, missing_reasons=why_missing)
+    start = on_reference if not violations else None
+    result = _run_validation(chapter, submission.tests, runs, missing, start, seen)
+    problems = in_file_order([*broken, *result.problems], submission.tests, chapter.student_tests)
+    return replace(
+        result,
+        valid=result.valid and not violations,
+        problems=problems,
+        tests=tuple(tests),
+        notes=notes,
+        missing_reasons=why_missing,
+    )
+
+
+def in_file_order(problems: Iterable[str], source: str, filename: str) -> tuple[str, ...]:
+    """``problems`` in the order of the file they are about: a problem of the whole file
+    first, then each by the line it names (a rule's ``FILE line N:``) or the line of the
+    test it opens with; ties keep their order."""
+    lines = test_lines(source)
+
+    def line_of(problem: str) -> int:
+        at = re.match(rf"{re.escape(filename)} line (\d+):", problem)
+        if at:
+            return int(at[1])
+        for word in re.findall(r"[\w:]+", problem):
+            if word in lines:  # the first test it names (a flaky verdict names it later)
+                return lines[word]
+        return 0
+
+    return tuple(sorted(dict.fromkeys(problems), key=line_of))
+
+
+def test_lines(source: str) -> dict[str, int]:
+    """The line of each function of ``source`` by the name pytest gives its test
+    (``test_x``, ``TestGroup::test_x``); empty for a file that does not parse."""
+    try:
+        tree = python_source.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    found: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.setdefault(node.name, node.lineno)
+        elif isinstance(node, ast.ClassDef):
+            for inner in node.body:
+                if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    found.setdefault(f"{node.name}::{inner.name}", inner.lineno)
+    return found
 
 
 class _Runs:
@@ -122,6 +173,7 @@ def _run_validation(
     runs: _Runs,
     missing: tuple[str, ...],
     on_reference_passed: Callable[[RunResult], None] | None,
+    seen: dict[str, RunResult] | None = None,
 ) -> StudentTestsResult:
     """The file on the reference (three times: ``RERUNS``), every wheat and the stub; what each
     run shows."""
@@ -134,23 +186,26 @@ def _run_validation(
     stub = runs.start(chapter.stub.read_text(encoding="utf-8"))
 
     on_reference = runs.settled(first)
-    problems = problems_on_correct(on_reference, "the reference", filename, limit)
+    required_names = frozenset(test.name for test in chapter.required_tests)
+    problems = problems_on_correct(on_reference, REFERENCE, filename, limit, required_names)
     if not problems and not missing and on_reference_passed is not None:
         on_reference_passed(on_reference)
-    reruns = {
-        REVERSED: runs.settled(again) if not problems else again.result(),
-        SHIFTED_HEAP: runs.settled(shifted) if not problems else shifted.result(),
-    }
-    flaky = tuple(
-        kind for kind, rerun in reruns.items() if not problems and _differ(on_reference, rerun)
-    )
-    for kind in flaky:
-        problems += _flaky(on_reference, reruns[kind], kind)
-    if not problems:  # a test wrong on the reference is wrong on every variant: say it once
-        for wheat_id, run in wheats.items():
-            what = f"the correct variant {wheat_id}"
-            problems += problems_on_correct(runs.settled(run), what, filename, limit)
+    settle = runs.settled if not problems else lambda run: run.result()
+    reruns = {REVERSED: settle(again), SHIFTED_HEAP: settle(shifted)}
+    said = {kind: flaky(on_reference, rerun, kind, filename) for kind, rerun in reruns.items()}
+    flaky_kinds = tuple(kind for kind, sentences in said.items() if sentences)
+    problems += [sentence for sentences in said.values() for sentence in sentences]
+    wrong = {p.split(" ", 1)[0] for p in problems}
+    if on_reference.status in ("completed", "crashed"):  # else nothing ran: said once above
+        for wheat in chapter.wheats:  # a test wrong on the reference is said once, not per variant
+            on_wheat = runs.settled(wheats[wheat.id])
+            found = problems_on_correct(
+                on_wheat, wheat.described(), filename, limit, required_names
+            )
+            problems += [p for p in found if p.split(" ", 1)[0] not in wrong]
     stub_run = stub.result()  # a timeout on the stub is a failure there, as it should be
+    if seen is not None:
+        seen.update(reference=on_reference, stub=stub_run)
     if on_reference.status in ("completed", "crashed"):
         required = [test.name for test in chapter.required_tests]
         present = [name for name in required if name not in missing]
@@ -165,31 +220,32 @@ def _run_validation(
     valid = not problems and not missing
     return StudentTestsResult(
         valid,
-        tuple(problems),
+        in_file_order(problems, source, filename),
         missing,
         (),
         on_reference.cpu_seconds,
         durations=durations,
-        flaky_reruns=flaky,
+        flaky_reruns=flaky_kinds,
     )
 
 
+REFERENCE = "the reference (a correct tree)"
 REVERSED = "reversed order, another hash seed"
 SHIFTED_HEAP = "shifted heap"
 RERUNS = {
     REVERSED: (
-        "in another order or with another hash seed",
+        "run again in reverse order and with another hash seed",
         "tests must not depend on order, chance or shared state",
     ),
     SHIFTED_HEAP: (
-        "with its objects at other addresses (a shifted heap)",
+        "run again with its objects at other addresses (a shifted heap)",
         "tests must not depend on where objects lie in memory (the order of a set of "
         "objects that hash by identity, id())",
     ),
 }
-"""The reruns on the reference beside the first run, by kind (``StudentTestsResult.
-flaky_reruns`` names those that disagreed), with what the flaky sentence says changed and
-the rule it broke."""
+"""The reruns of the file on the reference beside its first run, by kind
+(``StudentTestsResult.flaky_reruns`` names those that disagreed): how the flaky verdict
+names the rerun, and the rule a difference breaks. A new kind of rerun is one more entry."""
 
 _HEAP_SHIFTS = 4
 
@@ -202,16 +258,27 @@ def heap_shift(tests: str) -> int:
     return 1 + 2 * (int(text_digest(tests)[:8], 16) % _HEAP_SHIFTS)
 
 
-def _differ(first: RunResult, rerun: RunResult) -> bool:
-    return _signature(rerun) != _signature(first)
-
-
-def _flaky(first: RunResult, rerun: RunResult, kind: str) -> list[str]:
-    """The sentence for a file whose rerun ``kind`` on the reference gave other outcomes than
-    its first run."""
-    changed = [n for n in first.test_names() if rerun.outcome(n) != first.outcome(n)]
-    what, rule = RERUNS[kind]
-    return [f"flaky: {', '.join(changed) or 'the run'} gave another outcome {what}; {rule}"]
+def flaky(first: RunResult, rerun: RunResult, kind: str, filename: str) -> list[str]:
+    """The sentence for a file whose rerun of kind ``kind`` on the reference gave other
+    outcomes than its first run: which rerun, which tests, and how each changed."""
+    if _signature(rerun) == _signature(first):
+        return []
+    if {first.status, rerun.status} & {"collection_error", "timeout"}:
+        return []  # that run's own problem is said, not a difference of outcomes
+    names = list(dict.fromkeys([*first.test_names(), *rerun.test_names()]))
+    changes = []
+    for name in names:
+        before, after = first.outcome(name), rerun.outcome(name)
+        if before == after:
+            continue
+        failed = first if before not in ("passed", "not run") else rerun
+        why = failure_reason(failed.detail(name), filename) if failed.detail(name) else ""
+        changes.append(f"{name} {before} first, {after} then" + (f" ({why})" if why else ""))
+    if not changes:
+        changes = [f"the run ended {first.status} first, {rerun.status} then"]
+    how, rule = RERUNS[kind]
+    said = "; ".join(changes)
+    return [f"flaky: on the reference, the file {how} gave other outcomes: {said}; {rule}"]
 
 
 def disagreements(
@@ -286,21 +353,38 @@ def run_problem(run: RunResult, filename: str, time_limit: float) -> str:
     return f"{run.message}: tests must not end the process"
 
 
-def problems_on_correct(run: RunResult, what: str, filename: str, limit: float) -> list[str]:
-    """Why a run on a correct implementation shows the tests themselves are wrong, if it does."""
+def problems_on_correct(
+    run: RunResult,
+    what: str,
+    filename: str,
+    limit: float,
+    required: Collection[str] = (),
+) -> list[str]:
+    """Why a run on a correct implementation shows the tests themselves are wrong, if it
+    does. ``what`` names the implementation and says it is correct; a test not among the
+    ``required`` names (when given) is an extra one, whose removal clears its problem too."""
     if run.status in ("collection_error", "timeout"):
-        return [f"on {what}: {run_problem(run, filename, limit)}"]
+        return [f"on {_short(what)}: {run_problem(run, filename, limit)}"]
     problems = []
     for name in run.test_names():
         status = run.outcome(name)
         if status not in ("passed", "not run"):
             detail = failure_reason(run.detail(name), filename)
             verb = status_phrase(status)
-            problems.append(
-                f"{name} {verb} on {what} (a correct tree), so the test is wrong: " + detail
-            )
+            extra = ""
+            if required and function_name(name) not in required:
+                extra = (
+                    f"; {function_name(name)} is not a required test, so removing it also "
+                    "makes the file valid"
+                )
+            problems.append(f"{name} {verb} on {what}, so the test is wrong: {detail}{extra}")
     if run.status == "crashed":
-        problems.append(f"on {what}: {run_problem(run, filename, limit)}")
+        problems.append(f"on {_short(what)}: {run_problem(run, filename, limit)}")
     if not run.outcomes and run.status == "completed":
         problems.append(f"{filename} has no tests")
     return problems
+
+
+def _short(what: str) -> str:
+    """``what`` without what it says of the implementation: ``the reference``, ``w01``."""
+    return what.replace(" (a correct tree)", "").split(", a correct tree", 1)[0]

@@ -18,8 +18,8 @@ from types import FrameType
 from rich.console import Console
 
 from grader.catalog import DEFAULT_CHAPTER, load_chapter
-from grader.cli.parser import build_parser, stage_first
-from grader.errors import EXIT_INTERNAL, GraderError, GraderStopped, stop_line
+from grader.cli.parser import build_parser, staff_commands, stage_first
+from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError, GraderStopped, stop_line
 
 __all__ = ["build_parser", "main", "stop_on_signals"]
 
@@ -50,8 +50,17 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    arguments = stage_first(list(sys.argv[1:] if argv is None else argv))
+    command = next((word for word in arguments if not word.startswith("-")), None)
+    if command in staff_commands(parser):
+        print(
+            f"grader: grader {command} is a staff command, not part of the student edition; "
+            "grader --help lists yours",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
-        args = parser.parse_args(stage_first(list(sys.argv[1:] if argv is None else argv)))
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:
         return int(exit_.code or 0)
     console = Console()

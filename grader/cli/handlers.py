@@ -10,13 +10,14 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from grader.catalog import Chapter
+from grader.catalog import Chapter, help_topics
 from grader.chapter_text import read_chapter_text
 from grader.cli.progress import StepLog, progress_bar
 from grader.commands.check import check
 from grader.errors import (
     EXIT_FAIL,
     EXIT_PASS,
+    EXIT_USAGE,
     GraderError,
 )
 from grader.jobs import Limits
@@ -29,6 +30,8 @@ from grader.output.terminal import (
     render_chapter,
     render_check,
     render_diff,
+    render_help,
+    render_help_topics,
     render_manifest,
     render_merge,
     render_override,
@@ -66,6 +69,21 @@ def cmd_rules(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     return EXIT_PASS
 
 
+def cmd_help(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    topics = help_topics()
+    if args.topic is None:
+        render_help_topics(
+            console, {topic: path.read_text("utf-8") for topic, path in topics.items()}
+        )
+        return EXIT_PASS
+    if args.topic not in topics:
+        raise GraderError(
+            f"no help on {args.topic!r}: the topics are {', '.join(topics)}", exit_code=EXIT_USAGE
+        )
+    render_help(console, topics[args.topic].read_text(encoding="utf-8"), tuple(topics))
+    return EXIT_PASS
+
+
 def cmd_chapter(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     render_chapter(console, read_chapter_text(chapter))
     return EXIT_PASS
@@ -80,12 +98,11 @@ def cmd_tdd(args: argparse.Namespace, chapter: Chapter, console: Console) -> int
 
 
 def cmd_diff(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
-    from grader.commands.diff import diff_against_reference
+    from grader.commands.diff import diff_with_summary
 
     limits = Limits(ref_deps=args.ref_deps)
     cache = None if args.no_cache else ResultCache()
-    diff = diff_against_reference(chapter, args.submission, limits, cache)
-    render_diff(console, chapter, diff)
+    render_diff(console, chapter, diff_with_summary(chapter, args.submission, limits, cache))
     return EXIT_PASS
 
 

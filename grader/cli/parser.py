@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from grader import __version__
-from grader.catalog import CHAPTERS, DEFAULT_CHAPTER
+from grader.catalog import CHAPTERS, DEFAULT_CHAPTER, help_topics, is_student_edition
 from grader.cli.handlers import (
     Command,
     cmd_audit,
@@ -18,6 +18,7 @@ from grader.cli.handlers import (
     cmd_check,
     cmd_diff,
     cmd_gradescope_bundle,
+    cmd_help,
     cmd_manifest,
     cmd_merge,
     cmd_override,
@@ -73,6 +74,30 @@ def _add_command(
     sub = subparsers.add_parser(name, help=help_text, description=help_text)
     sub.set_defaults(func=func)
     return sub
+
+
+STAFF = "staff:"
+"""How a staff command's help line begins: the student edition leaves those commands out."""
+
+
+class _StudentEdition:
+    """The subcommand table of the student edition: staff commands are not added to it (their
+    options go to a parser no one reaches), only their names kept, to say what they are."""
+
+    def __init__(self, subparsers: SubParsers) -> None:
+        self.subparsers = subparsers
+        self.staff: list[str] = []
+
+    def add_parser(self, name: str, *, help: str, description: str) -> argparse.ArgumentParser:
+        if help.startswith(STAFF):
+            self.staff.append(name)
+            return argparse.ArgumentParser(prog=f"grader {name}", add_help=False)
+        return self.subparsers.add_parser(name, help=help, description=description)
+
+
+def staff_commands(parser: argparse.ArgumentParser) -> tuple[str, ...]:
+    """The staff commands ``build_parser`` left out of this edition (none in the staff one)."""
+    return tuple(getattr(parser, "staff_commands", ()))
 
 
 def _add_chapter(sub: argparse.ArgumentParser, action: type[argparse.Action] | None = None) -> None:
@@ -270,7 +295,7 @@ def _add_check(subparsers: SubParsers) -> None:
         metavar="TIER",
         help="show less of each survivor than the catalog's tier for your machine: "
         f"{', '.join(TIERS)} (each shows what the one before does, and more; see "
-        "docs/witnesses.md); never more",
+        "grader help witnesses); never more",
     )
     _add_time_limit(sub, "time limit of the course tests and of your tests on the reference")
     _add_isolation(sub)
@@ -614,7 +639,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks instead of one-line errors"
     )
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subparsers: SubParsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    student = _StudentEdition(subparsers) if is_student_edition() else None
     for add in (
         _add_start,
         _add_chapter_text,
@@ -632,9 +658,28 @@ def build_parser() -> argparse.ArgumentParser:
         _add_release,
         _add_diff,
         _add_audit,
+        _add_help,
     ):
-        add(subparsers)
+        add(student or subparsers)
+    parser.staff_commands = tuple(student.staff) if student else ()  # type: ignore[attr-defined]
     return parser
+
+
+def _add_help(subparsers: SubParsers) -> None:
+    topics = help_topics()
+    sub = _add_command(
+        subparsers,
+        "help",
+        cmd_help,
+        "read a part of the kit's documentation, as the pointers in messages name it; "
+        "with no TOPIC, the list of topics",
+    )
+    sub.add_argument(
+        "topic",
+        nargs="?",
+        metavar="TOPIC",
+        help=f"one of: {', '.join(topics)}" if topics else "a topic",
+    )
 
 
 def stage_first(argv: list[str]) -> list[str]:

@@ -37,6 +37,7 @@ from grader.jobs import (
     mutant_limit,
     student_tests_job,
 )
+from grader.model_program import in_chapter_words
 from grader.mutation import Stopped, run_mutants
 from grader.patching import mutant_sources
 from grader.provenance import result_key
@@ -146,11 +147,26 @@ def check(
                 ("yours", yours_phase),
             ):
                 cache.put(keys[name], phase, pool.isolation)
-    reused = tuple(name for name, key in keys.items() if cache is not None and key in cache.hits)
+    reused = _reused(keys, cache, submission)
     phases = (course_phase, tests_phase, yours_phase)
     report = _report(chapter, folder, submission, resolved, limits, phases, started)
     known = compare_with_the_kit(chapter, submission, resolved) if compare_copies else ()
     return replace(report, graded_at=graded_at, reused=reused, known_sources=known)
+
+
+def _reused(
+    keys: dict[str, str], cache: ResultCache | None, submission: Submission
+) -> tuple[str, ...]:
+    """The phases taken from the cache: a reuse "because the file is unchanged" is said of
+    files found, never of a missing one."""
+    found = {
+        "course_tests": submission.implementation is not None,
+        "tests": submission.tests is not None,
+        "yours": submission.implementation is not None and submission.tests is not None,
+    }
+    if cache is None:
+        return ()
+    return tuple(name for name, key in keys.items() if key in cache.hits and found[name])
 
 
 def _report(
@@ -500,7 +516,7 @@ def _course_result(
         problem = f"the course tests did not finish: {result.message}"
     results = {name: result.outcome(name) for name in names}
     failures = {
-        name: for_students(_first_failing_case(result, name))
+        name: in_chapter_words(chapter, for_students(_first_failing_case(result, name)))
         for name in names
         if results[name] != "passed"
     }

@@ -20,6 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
+from grader import DISTRIBUTION
 from grader.errors import EXIT_FAIL, GraderError
 from grader.results.status import AuditStatus
 from grader.sandbox.host.mutmut_run import run_mutmut_cli
@@ -53,13 +56,28 @@ def status_of(exit_code: int | None) -> AuditStatus:
 def mutmut_version() -> str:
     """The installed mutmut's version; a ``GraderError`` saying how to install it if missing."""
     if importlib.util.find_spec("mutmut") is None:
-        raise GraderError(
-            "grader audit needs mutmut 3: pip install 'ds07-grader[audit]' (or mutmut>=3.8)"
-        )
+        raise GraderError(f"grader audit needs mutmut 3: {audit_install_hint()}")
     version = importlib.metadata.version("mutmut")
     if not version.startswith("3."):
         raise GraderError(f"grader audit needs mutmut 3, found mutmut {version}")
     return version
+
+
+def audit_install_hint() -> str:
+    """The command that installs what audit needs, in any edition: the kit's ``audit`` extra
+    as its own metadata pins it (a wheel installed from a file has no index to resolve
+    ``ds07-grader[audit]`` from); from a source checkout, the extra itself."""
+    try:
+        required = importlib.metadata.requires(DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        required = []
+    pins = []
+    for line in required:
+        requirement = Requirement(line)
+        if requirement.marker is not None and requirement.marker.evaluate({"extra": "audit"}):
+            requirement.marker = None
+            pins.append(f"'{requirement}'")
+    return f"pip install {' '.join(pins)}" if pins else "pip install -e '.[audit]'"
 
 
 # ----------------------------------------------------------------------

@@ -27,13 +27,11 @@ import zipfile
 from pathlib import Path
 
 from grader import editions
-from grader.catalog import kit_root
+from grader.catalog import STUDENT_LABEL, kit_root
 from grader.commands.bundle import CONSTRAINTS_HEADER, kit_files, pinned_dependencies
 from grader.errors import GraderError
 from grader.results.kit import Edition, Release
 
-STUDENT_LABEL = "student"
-"""The local version label of the student edition: ``0.1.0+student``."""
 WHEEL_KIT = "grader/kit/"
 """Where the wheel keeps the kit's content (``pyproject.toml``'s force-include)."""
 CONSTRAINTS = "constraints.txt"
@@ -58,8 +56,9 @@ def build_release(
     root = root or kit_root()
     if not (root / "pyproject.toml").is_file():
         raise GraderError(
-            f"{root} is not the kit's source checkout: run release from a clone of the course's "
-            "kit repository (with pyproject.toml)"
+            "grader release builds from the kit's source checkout, and this grader is "
+            "installed from a wheel: clone the course's kit repository and install it with "
+            "pip install -e . (an editable install), then run release there"
         )
     try:
         from hatchling.builders.wheel import WheelBuilder

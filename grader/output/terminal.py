@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,8 +17,9 @@ from rich.text import Text
 
 from grader.catalog import EXTRA_TESTS, Chapter, Dependency, step_line
 from grader.chapter_text import without_markers
+from grader.dependencies import DependencyUse
 from grader.output.audit import STATUS_ORDER
-from grader.output.failures import FailureGroup, group_failures
+from grader.output.failures import FailureGroup, checker_step, group_failures, through_a_map
 from grader.output.wording import (
     course_test_rule,
     grade_breakdown,
@@ -29,7 +31,7 @@ from grader.output.wording import (
 from grader.results.audit import AuditReport, GeneratedMutant
 from grader.results.batch import BatchResult, Manifest, MergeResult, Override, OverrideResult
 from grader.results.check import CheckReport, MutationResult
-from grader.results.kit import Bundle, Release, TddResult
+from grader.results.kit import Bundle, DiffResult, MethodDiff, Release, TddResult
 from grader.results.replay import Regrade, Replay
 from grader.roster import RosterMatch
 from grader.similarity import Similarity
@@ -198,6 +200,7 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
         _whole(console, Text(required.name, style="bold"))
         _fields(console, [("pins", required.checks)])
     _indented(console, 0, "", f"{EXTRA_TESTS[0].upper()}{EXTRA_TESTS[1:]}.")
+    _render_wheats(console, chapter)
     _render_mutant_catalog(console, chapter)
     console.print(
         f"\nPass: every course test passes, your tests are valid, they kill at least "
@@ -215,6 +218,23 @@ def render_catalog(console: Console, chapter: Chapter) -> None:
     order = ", then ".join(step_line(chapter, step) for step in chapter.workflow)
     _indented(console, 0, "", f"In order: {order}.")
     console.print("The whole chapter, with the interface and a worked example: grader chapter")
+
+
+def _render_wheats(console: Console, chapter: Chapter) -> None:
+    """The correct variants: each a choice the contract leaves open, which every test of
+    the student's must accept as well as the reference's."""
+    if not chapter.wheats:
+        return
+    console.print(
+        Text.assemble(
+            "\n",
+            (f"The correct variants ({len(chapter.wheats)})", "bold underline"),
+            ": every one of your tests must pass on each, as on the reference",
+        )
+    )
+    for wheat in chapter.wheats:
+        what = f"a correct tree that {wheat.choice}" if wheat.choice else wheat.title
+        _indented(console, 0, f"{wheat.id}: ", what, label_style="bold")
 
 
 def _render_mutant_catalog(console: Console, chapter: Chapter) -> None:
@@ -298,6 +318,34 @@ def render_chapter(console: Console, text: str) -> None:
         console.out(plain, end="", highlight=False)
 
 
+_DOC_LINK = re.compile(r"\[(?P<text>[^\]]+)\]\((?P<topic>[\w-]+)\.md(?:#[\w-]+)?\)")
+
+
+def help_text(text: str, topics: tuple[str, ...]) -> str:
+    """A doc as ``grader help`` shows it: a link to another doc this edition carries becomes
+    the command that shows it; a link to one it does not carry, its words alone."""
+
+    def pointer(link: re.Match[str]) -> str:
+        text, topic = str(link["text"]), str(link["topic"])
+        return f"{text} (`grader help {topic}`)" if topic in topics else text
+
+    return _DOC_LINK.sub(pointer, text)
+
+
+def render_help(console: Console, text: str, topics: tuple[str, ...]) -> None:
+    """One doc, drawn as the chapter is (Markdown on a terminal, the text itself piped)."""
+    render_chapter(console, help_text(text, topics))
+
+
+def render_help_topics(console: Console, docs: dict[str, str]) -> None:
+    """Each topic ``grader help TOPIC`` shows, with its doc's title."""
+    console.print("grader help TOPIC shows one of these:")
+    width = max((len(topic) for topic in docs), default=0)
+    for topic, text in docs.items():
+        title = next((line.lstrip("# ") for line in text.splitlines() if line.strip()), "")
+        _whole(console, Text.assemble((f"  {topic:<{width}}", "bold"), f"  {title}"))
+
+
 def render_tdd(console: Console, chapter: Chapter, result: TddResult) -> None:
     for name, status in result.outcomes.items():
         _whole(console, Text.assemble(f"  {name}: ", _status(status)))
@@ -337,13 +385,51 @@ def _render_time(
         )
 
 
-def render_diff(console: Console, chapter: Chapter, diff: str) -> None:
+def render_diff(console: Console, chapter: Chapter, result: DiffResult) -> None:
+    """The summary (which functions and methods differ, by how many lines, which are the
+    student's own), then the unified diff."""
+    diff = result.diff
     if not diff:
         console.print(f"your {chapter.implementation} is the same as the reference")
-    elif console.is_terminal:
+        return
+    for line in diff_summary(chapter, result.methods):
+        _whole(console, Text(line))
+    console.print()
+    if console.is_terminal:
         console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
     else:
         console.out(diff, end="", highlight=False)
+
+
+def diff_summary(chapter: Chapter, methods: tuple[MethodDiff, ...]) -> list[str]:
+    """The lines that open ``grader diff``: each function or method that differs."""
+    last = f"The diff, from your {chapter.implementation} (-) to the reference (+):"
+    if not methods:
+        return [
+            f"Your {chapter.implementation} differs from the reference outside its functions "
+            "and methods only (imports, constants, docstrings).",
+            last,
+        ]
+
+    def lines(count: int) -> str:
+        return f"{count} line{'s' if count != 1 else ''}"
+
+    many = len(methods) != 1
+    said = [
+        f"{len(methods)} function{'s' if many else ''} or method{'s' if many else ''} "
+        f"differ{'' if many else 's'} from the reference:"
+    ]
+    for method in methods:
+        if method.where == "yours":
+            what = f"your own helper ({lines(method.removed)}), not in the reference"
+        elif method.where == "reference":
+            what = f"only in the reference ({lines(method.added)}), not in yours"
+        else:
+            what = (
+                f"{lines(method.removed)} of yours against {lines(method.added)} of the reference's"
+            )
+        said.append(f"  {method.name}: {what}")
+    return [*said, last]
 
 
 def render_check(console: Console, chapter: Chapter, report: CheckReport) -> None:
@@ -357,13 +443,16 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
         f"[bold]Course tests on your {chapter.implementation}[/]: "
         f"{course.passed}/{course.total} passed"
     )
+    for use in report.dependencies:
+        _mark(console, _map_used(chapter, use), "·", "dim")
     if course.problem:
         _mark(console, course.problem)
     for name, status in course.results.items():
         if status != "passed":
             _whole(console, Text.assemble(f"  {name}: ", _status(status)))
+    maps = tuple(use.file for use in report.dependencies if use.file)
     for group in group_failures(course.failures):
-        _render_failure_group(console, chapter, group)
+        _render_failure_group(console, chapter, group, maps)
 
     student = report.student_tests
     console.print(
@@ -375,6 +464,8 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     for note in student.notes:
         _mark(console, note, "note:", "yellow")
     reasons = student.missing_reasons or tuple(f"{n} is missing: write it" for n in student.missing)
+    if "tests" in report.files and report.files["tests"] is None:  # its problem says it all
+        reasons = ()
     for reason in reasons:
         _mark(console, reason)
     _render_on_yours(console, chapter, report)
@@ -500,11 +591,33 @@ def _render_worth(console: Console, report: CheckReport) -> None:
         )
 
 
-def _render_failure_group(console: Console, chapter: Chapter, group: FailureGroup) -> None:
-    """One box per way of failing: the tests that fail that way, one traceback, what to do."""
+def _map_used(chapter: Chapter, use: DependencyUse) -> str:
+    """Which copy of an earlier chapter's module the student's tree ran with."""
+    kit = f"the kit's {use.module}.py"
+    if use.used == "submission" and use.file:
+        return (
+            f"your {chapter.implementation} ran with your {use.file} ({use.id}); "
+            f"--ref-deps runs it with {kit}"
+        )
+    if use.used == "kit":
+        return f"your {chapter.implementation} ran with {kit} (--ref-deps), not your own"
+    return f"your {chapter.implementation} does not import {use.module} ({use.id})"
+
+
+def _render_failure_group(
+    console: Console, chapter: Chapter, group: FailureGroup, maps: tuple[str, ...] = ()
+) -> None:
+    """One box per way of failing: the tests that fail that way, one traceback, what to do;
+    where the stack passes through the student's own map, that is said too."""
+    through = through_a_map(group.detail, maps, chapter.implementation)
+    checkers = chapter.course_tests_also_call
     if len(group.tests) == 1:
         rule = course_test_rule(chapter, group.tests[0])
         body = Text.assemble((rule, "italic"), "\n\n" if rule else "", group.detail.rstrip())
+        damage = checker_step(group.detail, chapter.implementation, checkers)
+        if through or damage:
+            said = " ".join(part for part in (damage, through) if part)
+            body.append_text(Text.assemble("\n\n", ("Next: ", "bold"), said))
         title = group.tests[0]
     else:
         listed = "\n".join(
@@ -515,7 +628,8 @@ def _render_failure_group(console: Console, chapter: Chapter, group: FailureGrou
             group.detail.rstrip(),
             "\n\n",
             ("Next: ", "bold"),
-            group.next_step(chapter.implementation),
+            group.next_step(chapter.implementation, maps, checkers),
+            f" {through}" if through else "",
         )
         title = f"{len(group.tests)} course tests, one failure"
     console.print(Panel(body, title=Text(title), title_align="left", border_style="red"))

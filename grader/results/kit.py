@@ -61,3 +61,29 @@ class TddResult:
     def ok(self) -> bool:
         """The stage is reached."""
         return not self.problems
+
+
+@dataclass(frozen=True)
+class MethodDiff:
+    """One function or method that differs between the student's file and the reference."""
+
+    name: str
+    """``RadixTree.insert``, or a top-level function's name."""
+    removed: int
+    """Lines of the student's version the reference does not have."""
+    added: int
+    """Lines of the reference's version the student's does not have."""
+    where: Literal["both", "yours", "reference"]
+    """In both files (and different), only in the student's (their own helper), or only in
+    the reference."""
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """``grader diff``: what differs, method by method, then the unified diff itself."""
+
+    methods: tuple[MethodDiff, ...]
+    """Each function or method that differs, in the student's file's order, then the
+    reference's own."""
+    diff: str
+    """The unified diff from the student's file to the reference; empty when they agree."""

@@ -94,8 +94,8 @@ def test_the_bundle_holds_the_scripts_the_kit_and_pins(bundle: Path) -> None:
         assert needed in entries
     assert "kit/grader/output/vendor/mutation-test-elements.js" in entries
     wheel = tomllib.loads((KIT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]
-    for folder in wheel["build"]["targets"]["wheel"]["force-include"]:  # the wheel needs each
-        assert any(name.startswith(f"kit/{folder}/") for name in entries), folder
+    for part in wheel["build"]["targets"]["wheel"]["force-include"]:  # the wheel needs each
+        assert any(name == f"kit/{part}" or name.startswith(f"kit/{part}/") for name in entries)
     assert not [name for name in entries if "__pycache__" in name or "/." in name]
     pins = pinned_dependencies()
     assert any(pin.startswith("pytest==") for pin in pins)

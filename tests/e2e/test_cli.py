@@ -368,7 +368,13 @@ def test_diff_shows_a_unified_diff(capsys: pytest.CaptureFixture[str], tmp_path:
     (folder / "radix.py").write_text(apply_patch(reference, wheat.patch), encoding="utf-8")
     code, out, err = run(capsys, "diff", "ds.07", "--submission", str(folder), "--ref-deps")
     assert (code, err) == (EXIT_PASS, "")
-    lines = out.splitlines()
+    summary, _, diff = out.partition("\n\n")
+    assert summary.splitlines() == [
+        "1 function or method differs from the reference:",
+        "  RadixTree._new_node: 1 line of yours against 1 line of the reference's",
+        "The diff, from your radix.py (-) to the reference (+):",
+    ]
+    lines = diff.splitlines()
     assert lines[:2] == ["--- yours/radix.py", "+++ reference/radix.py"]
     assert [line for line in lines if line.startswith(("--- ", "+++ "))] == lines[:2]
     assert lines[2].startswith("@@ ")

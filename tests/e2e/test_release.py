@@ -164,8 +164,11 @@ def test_the_staff_edition_keeps_the_model_answer(tmp_path: Path) -> None:
 def test_a_release_needs_the_source_checkout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(Exception, match="not the kit's source checkout"):
+    """From an installed wheel (no pyproject.toml beside the grader), release says to install
+    the checkout with -e, and names no path of the machine."""
+    with pytest.raises(Exception, match=r"install it with pip install -e \.") as refused:
         build_release("student", tmp_path / "out", root=tmp_path)
+    assert str(tmp_path) not in str(refused.value) and "/" not in str(refused.value)
     assert grader.cli.main(["release", "-o", str(tmp_path)]) == EXIT_USAGE
     assert "one of the arguments --student --staff is required" in capsys.readouterr().err
 
@@ -314,10 +317,12 @@ def test_a_check_explains_its_verdict_its_time_and_its_failures(
     assert results["test_model_based_against_a_naive_map"] == "failed"
     assert "timeout" not in results.values() and report["course_tests"]["problem"] is None
     shown = report["course_tests"]["failures"]["test_model_based_against_a_naive_map"]
-    assert "Failing test case: <state machine>" in shown and "state.teardown()" in shown
+    # the whole shrunk program, as the interface calls its rules make
+    assert "Failing program, in the chapter's calls" in shown and "tree = RadixTree(" in shown
+    assert "state." not in shown
     assert "proxy.py" not in shown and "Use -v" not in shown
     out = flat(checked.stdout)
-    assert "Failing test case: <state machine>" in out
+    assert "Failing program, in the chapter's calls" in out
     assert "Your tests pass on the reference but not on your radix.py" in out
     assert report["student_tests"]["on_yours"]
     explanation = report["grade"]["explanation"]
@@ -357,3 +362,61 @@ def test_help_states_every_default_limit(installed: Path, tmp_path: Path) -> Non
     assert "the course tests 120 s, your tests on the reference 120 s" in shown
     assert "on each mutant 5 times your tests' time on the reference, at least 5 s" in shown
     assert "may take 60 s" in flat(run(installed, tmp_path, "tdd", "--help").stdout)
+
+
+# ----------------------------------------------------------------------
+# The student edition is complete on its own (issue 35, item 9)
+
+STAFF_COMMANDS = (
+    "batch",
+    "manifest",
+    "merge",
+    "override",
+    "replay",
+    "regrade",
+    "gradescope-bundle",
+    "release",
+)
+POINTER = re.compile(r"grader help ([a-z][\w-]*)")
+
+
+def test_the_student_edition_is_complete_on_its_own(installed: Path, tmp_path: Path) -> None:
+    """Its --help lists no staff command, and one asked for says what it is in one line with
+    no path; every ``grader help TOPIC`` its help texts and docs name shows a doc it carries,
+    and none points at a file (``docs/...``); its audit hint installs from an index."""
+    listed = run(installed, tmp_path, "--help")
+    assert listed.returncode == 0
+    commands = set(re.findall(r"^    ([\w-]+)\s", listed.stdout, re.MULTILINE))
+    assert {"start", "check", "tdd", "diff", "help"} <= commands
+    assert not commands & set(STAFF_COMMANDS), commands
+    for command in STAFF_COMMANDS:
+        asked = run(installed, tmp_path, command)
+        assert asked.returncode == EXIT_USAGE
+        assert asked.stderr == (
+            f"grader: grader {command} is a staff command, not part of the student edition; "
+            "grader --help lists yours\n"
+        )
+
+    topics = run(installed, tmp_path, "help")
+    assert topics.returncode == 0
+    carried = set(re.findall(r"^  ([\w-]+)  ", topics.stdout, re.MULTILINE))
+    assert {"students", "witnesses", "dependencies", "static-check", "security"} <= carried
+    texts = [listed.stdout] + [run(installed, tmp_path, c, "--help").stdout for c in commands]
+    texts += [run(installed, tmp_path, "help", topic).stdout for topic in sorted(carried)]
+    pointed = {topic for text in texts for topic in POINTER.findall(text)}
+    assert "witnesses" in pointed and pointed <= carried, pointed - carried
+    for text in texts:
+        assert "docs/" not in text and not re.search(r"\]\([\w-]+\.md", text)
+
+    hint = subprocess.run(
+        [installed / "python", "-c", HINT], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
+    assert hint.startswith("pip install 'mutmut") and "ds07-grader" not in hint
+
+
+HINT = (
+    "from grader.catalog import is_student_edition\n"
+    "from grader.commands.mutmut_driver import audit_install_hint\n"
+    "assert is_student_edition()\n"
+    "print(audit_install_hint())\n"
+)

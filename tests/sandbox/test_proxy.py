@@ -310,6 +310,38 @@ def test_the_implementations_frames_reach_the_course_tests_only(
     assert "counted wrong" in hidden and "\nradix.py:" not in "\n" + hidden
 
 
+def test_the_frames_of_a_module_it_imports_reach_the_course_tests(
+    pool: WorkerPool, tmp_path: Path
+) -> None:
+    """An error raised in the student's map (a module brought beside radix.py) shows the
+    map's file, line and function below radix.py's frames, so the map can be blamed."""
+    implementation = (
+        "import helper\n\nclass RadixTree:\n    def __init__(self, granule):\n"
+        "        pass\n\n    def node_count(self):\n        return helper.count()\n"
+    )
+    helper = "def count():\n    raise IndexError('slot out of range')\n"
+    source = "from radix import RadixTree\n\ndef test_size():\n    RadixTree(1).node_count()\n"
+    course_file = tmp_path / CHAPTER.course_test_file.name
+    course_file.write_text(source, encoding="utf-8")
+    chapter = replace(CHAPTER, course_test_file=course_file)
+    job = course_tests_job(chapter, implementation, 60.0, (("helper", helper),))
+    shown = pool.run(job).detail("test_size")
+    assert "radix.py:8: in node_count\n    return helper.count()" in shown, shown
+    assert "helper.py:2: in count\n    raise IndexError('slot out of range')" in shown
+
+
+def test_a_frame_naming_another_file_is_refused() -> None:
+    """A frame whose file is not a bare module name (a path, a course test's file) is not
+    drawn: the error is raised as it is, with no stand-in frame."""
+    from grader.sandbox.untrusted.proxy import raise_through
+
+    for forged in ("/etc/passwd", "tests/test_ds07.py", "x.txt"):
+        with pytest.raises(ValueError, match="the error") as raised:
+            raise_through([[3, "f", "line", forged]], ValueError("the error"), "radix")
+        files = [entry.path for entry in raised.traceback]
+        assert all(forged not in str(path) for path in files)
+
+
 @pytest.mark.parametrize(
     ("broken_file", "implementation", "dependencies"),
     [

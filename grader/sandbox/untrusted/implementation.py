@@ -264,6 +264,12 @@ def read_source(fd: int) -> bytes:
     return b"".join(parts)
 
 
+def brought_file(filename: str) -> bool:
+    """Whether ``filename`` is one ``Compiled`` gives a module (``robin_hood.py``): a bare
+    module name, where the standard library's and installed files have whole paths."""
+    return filename.endswith(".py") and filename[:-3].isidentifier() and len(filename) <= 100
+
+
 class Compiled:
     """A module's source, compiled as soon as it arrives, while the test process starts:
     compiling runs none of it, and the module runs only when the tests first import it."""
@@ -370,7 +376,9 @@ def _member_kinds(cls: type, members: list[str]) -> list[list[str]]:
 def exception_record(error: BaseException, frames_of: str | None = None) -> list[Any]:
     """``error`` as plain data: its nearest built-in type, its arguments if plain, its text,
     its own type's name, and the frames of file ``frames_of`` it passed through (line,
-    function, the line's text), outermost first."""
+    function, the line's text), outermost first; with ``frames_of``, the frames of the
+    modules brought beside it (``robin_hood.py``: a bare file name, as ``Compiled`` names
+    them) too, each with its file name as a fourth field."""
     base = next(c for c in type(error).__mro__ if getattr(builtins, c.__name__, None) is c)
     arguments: Any = list(error.args)
     try:
@@ -385,9 +393,13 @@ def exception_record(error: BaseException, frames_of: str | None = None) -> list
         text = "(its message could not be read)"
     frames = []
     for frame, lineno in traceback.walk_tb(error.__traceback__) if frames_of else ():
-        if frame.f_code.co_filename == frames_of:
+        filename = frame.f_code.co_filename
+        if filename == frames_of:
             line = linecache.getline(frames_of, lineno).rstrip()
             frames.append([lineno, frame.f_code.co_name, line])
+        elif brought_file(filename):
+            line = linecache.getline(filename, lineno).rstrip()
+            frames.append([lineno, frame.f_code.co_name, line, filename])
     return [base.__name__, arguments, text, type(error).__name__, frames]
 
 

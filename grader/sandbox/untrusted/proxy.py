@@ -219,27 +219,42 @@ def _stand_in_frames(
 ) -> Callable[[], None] | None:
     """A function raising ``error`` through one stand-in frame per entry of ``frames``."""
     frames = [
-        (int(lineno), str(name), str(line)[:LINE_LIMIT])
-        for lineno, name, line in frames[:FRAME_LIMIT]
-        if 0 < int(lineno) <= LINE_NUMBER_LIMIT
+        (int(frame[0]), str(frame[1]), str(frame[2])[:LINE_LIMIT], _frame_file(frame, filename))
+        for frame in frames[:FRAME_LIMIT]
+        if 0 < int(frame[0]) <= LINE_NUMBER_LIMIT
     ]
     if not frames:
         return None
-    entry = linecache.cache.get(filename, ())
-    lines: list[str] = list(entry[2]) if len(entry) == 4 else []
+    files: dict[str, list[str]] = {}
     raiser: Callable[[], None] | None = None
-    for lineno, name, line in reversed(frames):
+    for lineno, name, line, file in reversed(frames):
+        if file not in files:
+            entry = linecache.cache.get(file, ())
+            files[file] = list(entry[2]) if len(entry) == 4 else []
+        lines = files[file]
         while len(lines) < lineno:
             lines.append("\n")
         lines[lineno - 1] = f"{line}\n"  # the student's own line, shown back to them
-        code = compile(_stand_in_line(lineno, line, raiser is None), filename, "exec")
+        code = compile(_stand_in_line(lineno, line, raiser is None), file, "exec")
         namespace: dict[str, Any] = {}
         exec(code, namespace)
         function = namespace["_f"]
         function.__code__ = function.__code__.replace(co_name=name, co_qualname=name)
         raiser = functools.partial(function, error if raiser is None else raiser)
-    linecache.cache[filename] = (0, None, lines, filename)
+    for file, lines in files.items():
+        linecache.cache[file] = (0, None, lines, file)
     return raiser
+
+
+def _frame_file(frame: list[Any], own: str) -> str:
+    """The file of one frame an error brought back: the implementation's own, or a module
+    brought beside it (a fourth field, a bare ``name.py``); anything else is refused."""
+    if len(frame) == 3:
+        return own
+    file = str(frame[3])
+    if not (file.endswith(".py") and file[:-3].isidentifier() and len(file) <= 100):
+        raise ValueError(f"not a module's file: {file[:100]!r}")
+    return file
 
 
 def _stand_in_line(lineno: int, line: str, raises: bool) -> str:
