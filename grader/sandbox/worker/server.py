@@ -1,8 +1,10 @@
 """The warm worker: imports pytest and hypothesis once, then forks one child per run.
 
 The grader starts it as a process of its own (``python -m
-grader.sandbox.worker SCRATCH LEVEL``) and talks to it in JSON lines: one job in on stdin;
-the child's pid, then the run's record, out on stdout. Each child:
+grader.sandbox.worker SCRATCH LEVEL``) and talks to it in the one framing of
+``protocol``: each job comes in on a Unix socket that is the worker's stdin, with the
+descriptors of its sealed sources; the test process's pid, then the run's record, go out on
+stdout. Each child:
 
 - is confined by the operating system at the grader's isolation level
   (``grader.sandbox.confine``: another uid, namespaces) and runs in a new
@@ -29,7 +31,7 @@ The worker never runs a test itself; it only forks, times, kills and reports.
 It is a child subreaper: a grandchild that leaves its process group, or whose
 parent dies, is handed to the worker instead of to init, so after every run
 the worker can find and kill every process the run left behind. When its
-stdin closes (the grader is done, interrupted or gone) it kills the run in
+control socket closes (the grader is done, interrupted or gone) it kills the run in
 progress, removes its folder and exits.
 """
 
