@@ -452,6 +452,12 @@ if pid == 0:
         found.append("read-the-class")
     except PermissionError:
         found.append("class-refused")
+    import grader
+    try:
+        os.listdir(grader.__path__[0])
+        found.append("listed-the-kit")
+    except PermissionError:
+        found.append("kit-refused")
     print(" ".join(found), flush=True)
     os._exit(0)
 os.waitpid(pid, 0)
@@ -465,7 +471,7 @@ def test_a_run_in_the_pod_holds_no_capability_and_cannot_stop_the_grader(
 ) -> None:
     """A hostile run in the baseline pod: the grader is the container's PID 1, root with six
     capabilities; the run's process, under a run id, keeps none of them, and can neither stop
-    the grader nor its parent nor read the class (mode 700)."""
+    the grader nor its parent, nor read the class (mode 700) or the kit (the image's)."""
     tmp_path.chmod(0o755)
     klass = tmp_path / "class"
     klass.mkdir(mode=0o700)
@@ -482,4 +488,4 @@ def test_a_run_in_the_pod_holds_no_capability_and_cannot_stop_the_grader(
     ids = NARROW_RUN_IDS if uid_map else RUN_IDS
     assert level == "uid" and int(uid) in ids
     assert (effective, permitted) == ("0000000000000000", "0000000000000000")
-    assert tries == ["refused", "refused", "class-refused"]
+    assert tries == ["refused", "refused", "class-refused", "kit-refused"]
