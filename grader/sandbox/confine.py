@@ -188,12 +188,15 @@ class View:
     before children; ``empty`` are folders inside one of them that show
     nothing but what ``binds`` puts in them (a site-packages below the standard
     library); ``links`` are the symbolic links on the way to them, as the
-    machine has them.
+    machine has them; ``listed`` the folders made on the way that a run may
+    list (those ``sys.path`` names, where imports look): every other one may
+    only be passed through (``/root``, holding a pyenv, shows nothing).
     """
 
     binds: tuple[str, ...] = ()
     empty: tuple[str, ...] = ()
     links: tuple[tuple[str, str], ...] = ()
+    listed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -322,7 +325,8 @@ def run_view(own: Iterable[str] = ()) -> View:
         )
 
     binds = {path for path in binds if not covered(path)}
-    return View(tuple(sorted(binds)), tuple(empty), tuple(sorted(links.items())))
+    listed = sorted(site for site in sites if any(_below(site, path) for path in binds))
+    return View(tuple(sorted(binds)), tuple(empty), tuple(sorted(links.items())), tuple(listed))
 
 
 _SITE_NAMES = ("site-packages", "dist-packages")
@@ -662,6 +666,9 @@ def _build_root(view: View, workdir: Path) -> None:
         os.mkdir(procfs.ROOT)
         proc_flags = libc.MS_NOSUID | libc.MS_NODEV | libc.MS_NOEXEC
         libc.mount("proc", procfs.ROOT, "proc", proc_flags, None)
+        for folder in ("/dev", *view.listed):
+            if folder not in empty and os.path.isdir(folder):
+                os.chmod(folder, 0o755)
         libc.umount(_OLD_ROOT, libc.MNT_DETACH)
         os.rmdir(_OLD_ROOT)
         for path in sorted(empty, reverse=True):
@@ -672,8 +679,14 @@ def _build_root(view: View, workdir: Path) -> None:
 
 
 def _make_parents(path: str) -> None:
-    """The folders above ``path`` in the run's root being built."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    """The folders above ``path`` in the run's root being built, each one that this makes
+    passable but not listable (mode 0711; ``View.listed`` are opened to listing after)."""
+    folder = "/"
+    for part in Path(os.path.dirname(path)).parts[1:]:
+        folder = os.path.join(folder, part)
+        if not os.path.lexists(folder):
+            os.mkdir(folder, 0o711)
+            os.chmod(folder, 0o711)
 
 
 def _bind(source: str, target: str) -> None:
