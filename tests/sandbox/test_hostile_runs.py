@@ -428,7 +428,8 @@ def test_the_kits_reference_is_out_of_sight_of_a_confined_run(pool: WorkerPool) 
         def test_look():
             seen = {name: os.path.exists(os.path.join(KIT, name))
                     for name in ("reference", "mutants", "wheats", "course_tests", "chapter")}
-            GRADER = ("catalog.py", "sandbox/confine.py", "sandbox/protocol.py", "sandbox/untrusted")
+            GRADER = ("catalog.py", "sandbox/confine.py", "sandbox/protocol.py",
+                      "sandbox/untrusted")
             here = os.path.dirname(grader.__file__)
             grader_files = [n for n in GRADER if os.path.exists(os.path.join(here, n))]
             if not all(seen.values()):
