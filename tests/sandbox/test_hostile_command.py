@@ -379,6 +379,14 @@ AT_EACH_MOMENT = [
 ] + [("first run", STOPS[0]), ("sixth run", STOPS[2])]
 
 
+def _appeared(scratch: Path, before: set[Path], runs: list[Path]) -> set[Path]:
+    """The run folders under ``scratch`` now; each not there ``before`` is added to ``runs``
+    (every run's folder has the same name, made anew for it)."""
+    now = set(scratch.glob("grader-*/run-*"))
+    runs.extend(sorted(now - before))
+    return now
+
+
 @pytest.mark.parametrize(
     ("moment", "stop"),
     AT_EACH_MOMENT,
@@ -417,16 +425,17 @@ def test_a_stop_signal_leaves_no_file_no_process_and_an_unchanged_submission(
         preexec_fn=default_stops,
     )
     reached = MOMENTS[moment]
-    runs: set[Path] = set()
+    present: set[Path] = set()
+    runs: list[Path] = []  # each run folder as it appears: every run's has one name
     try:
         while True:
             assert process.poll() is None, f"the check ended before the moment {moment!r}"
-            runs.update(scratch.glob("grader-*/run-*"))
+            present = _appeared(scratch, present, runs)
             if reached(process.pid, scratch, runs):
                 os.kill(process.pid, signal.SIGSTOP)
                 while not _frozen(process.pid):
                     time.sleep(0.001)
-                runs.update(scratch.glob("grader-*/run-*"))
+                present = _appeared(scratch, present, runs)
                 if reached(process.pid, scratch, runs):
                     break
                 os.kill(process.pid, signal.SIGCONT)
