@@ -456,13 +456,14 @@ def private_paths(kit: Path) -> list[Path]:
 def _try_level(level: IsolationLevel) -> tuple[str, ...]:
     """Fork a child that confines itself at ``level`` and says what of the level it lacks:
     a step the kernel refused, a library a run cannot read, a private folder it can."""
-    workdir = Path(tempfile.mkdtemp(prefix="grader-probe-"))
     kit = Path(__file__).resolve().parents[1] / "kit"
     kit = kit if kit.is_dir() else kit.parents[1]
     needed, private = run_library_paths(), private_paths(kit)  # a run may import nothing
     read_end, write_end = os.pipe()
+    workdir: Path | None = None
     try:
-        pid = os.fork()
+        workdir = Path(tempfile.mkdtemp(prefix="grader-probe-"))  # in the try: Ctrl-C removes it
+        pid = _fork_holding_stops()
         if pid == 0:
             os.close(read_end)
             lacks: list[str] = []
@@ -489,7 +490,20 @@ def _try_level(level: IsolationLevel) -> tuple[str, ...]:
         with contextlib.suppress(OSError):
             os.close(write_end)
         os.close(read_end)
-        os.rmdir(workdir)
+        if workdir is not None:
+            os.rmdir(workdir)
+
+
+def _fork_holding_stops() -> int:
+    """``os.fork()`` with the stop signals held until it returns: a signal handled in an
+    at-fork hook (``logging`` has one) raises where Python ignores the exception, and the
+    grader's Ctrl-C would be lost. The child keeps them held (it ends by itself)."""
+    stops = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    pid = os.fork()
+    if pid != 0:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    return pid
 
 
 def _tell(fd: int, lines: list[str]) -> None:
