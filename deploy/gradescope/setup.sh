@@ -56,4 +56,8 @@ chmod -R go= "$SOURCE"
 # Where the container gives no namespaces (level uid) only permissions keep a run from the
 # kit: the staff checkout and the grader's install (the kit is inside it) admit root alone,
 # while Python and the packages a test imports stay readable (docs/security.md).
-chmod -R go-rwx "$SOURCE" "$("$VENV/bin/python" -c 'import grader, os; print(os.path.dirname(grader.__file__))')"
+package=$("$VENV/bin/python" -P -c 'import grader, os; print(os.path.dirname(grader.__file__))')
+case "$package" in
+    "$VENV"/*) chmod -R go-rwx "$SOURCE" "$package" ;;
+    *) echo "setup.sh: the grader was not installed in $VENV (found $package)" >&2; exit 1 ;;
+esac

@@ -459,13 +459,29 @@ def private_paths(kit: Path) -> list[Path]:
 
 def _try_level(level: IsolationLevel) -> tuple[str, ...]:
     """Fork a child that confines itself at ``level`` and says what of the level it lacks:
-    a step the kernel refused, a library a run cannot read, a private folder it can."""
-    workdir = Path(tempfile.mkdtemp(prefix="grader-probe-"))
+    a step the kernel refused, a library a run cannot read, a private folder it can.
+
+    The stop signals wait until the probe is over and its folder gone (a fraction of a
+    second): one handled in between could skip the clean-up, or, inside an at-fork hook
+    (``logging`` has one), be ignored by Python and lose the grader's Ctrl-C. The child
+    keeps them held; it ends by itself."""
+    stops = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        return _probe(level)  # the child ends in it (os._exit), never here
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _probe(level: IsolationLevel) -> tuple[str, ...]:
+    """``_try_level``'s work, with the stop signals held."""
     kit = Path(__file__).resolve().parents[1] / "kit"
     kit = kit if kit.is_dir() else kit.parents[1]
     needed, private = run_library_paths(), private_paths(kit)  # a run may import nothing
     read_end, write_end = os.pipe()
+    workdir: Path | None = None
     try:
+        workdir = Path(tempfile.mkdtemp(prefix="grader-probe-"))  # in the try: Ctrl-C removes it
         pid = os.fork()
         if pid == 0:
             os.close(read_end)
@@ -493,7 +509,8 @@ def _try_level(level: IsolationLevel) -> tuple[str, ...]:
         with contextlib.suppress(OSError):
             os.close(write_end)
         os.close(read_end)
-        os.rmdir(workdir)
+        if workdir is not None:
+            os.rmdir(workdir)
 
 
 def _tell(fd: int, lines: list[str]) -> None:

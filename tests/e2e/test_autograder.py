@@ -135,6 +135,12 @@ def test_setup_then_run_autograder_on_a_folder_like_gradescopes(
     )
     assert setup.returncode == 0, setup.stderr[-3000:]
     assert (root / "venv" / "bin" / "grader").is_file()
+    # At uid only permissions keep a run from the kit: the staff checkout and the grader's
+    # install admit root alone; nothing outside the autograder's folder changed.
+    installed = next((root / "venv").glob("lib/python3*/site-packages/grader"))
+    for private in (root / "source", installed, installed / "kit" / "reference"):
+        assert private.stat().st_mode & 0o077 == 0, private
+    assert (KIT / "grader").stat().st_mode & 0o005 == 0o005
 
     run = subprocess.run(
         [str(root / "run_autograder")],

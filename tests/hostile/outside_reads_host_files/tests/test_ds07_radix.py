@@ -12,8 +12,8 @@ def test_cheat_reads_and_writes_the_machine() -> None:
                 reached.append((path, len(secret.read())))
         except OSError:
             pass
-    try:
-        reached.append(("/root", os.listdir("/root")))
+    try:  # what root's home holds beyond the way to Python (a pyenv), where the run may list
+        reached += [("/root", name) for name in os.listdir("/root") if name != ".pyenv"]
     except OSError:
         pass
     try:
