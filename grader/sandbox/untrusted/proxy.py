@@ -60,10 +60,10 @@ class ImplementationStopped(BaseException):
 
     Not an ``Exception``, so hypothesis does not shrink or replay an example
     (which would only meet it again, or a process that no longer answers, and
-    end in its own errors about flaky data): the test ends here, and the
-    recorder reports it as ``line`` with ``frames``, the implementation's stack
-    (``report``). ``ImplementationError``, its text, is what a test that catches
-    errors sees of it no more than of any other."""
+    end in its own errors about flaky data), and a test's ``except Exception``
+    does not catch it: the test ends here, and the recorder reports it as
+    ``line`` under ``frames``, the implementation's own stack, outermost first
+    (``recorder.stopped_report``)."""
 
     def __init__(self, line: str, module: str, frames: Sequence[Sequence[Any]] = ()) -> None:
         super().__init__(line)
