@@ -359,8 +359,13 @@ def _frozen(pid: int) -> bool:
 MOMENTS: dict[str, Any] = {
     # the command's first line has run: its handlers are in place, nothing else is
     "start-up": lambda pid, scratch, runs: _catches(pid, signal.SIGHUP),
-    # the pool's scratch folder exists: its workers are starting, under deferred signals
-    "workers starting": lambda pid, scratch, runs: any(scratch.glob("grader-*")),
+    # the first folder of the grader's: the isolation probe's (it forks, with the signals
+    # held), else the pool's scratch folder (its workers starting, the signals deferred)
+    "probe": lambda pid, scratch, runs: any(scratch.glob("grader-*")),
+    # the pool's scratch folder: its workers started or starting
+    "pool made": lambda pid, scratch, runs: any(
+        not folder.name.startswith("grader-probe-") for folder in scratch.glob("grader-*")
+    ),
     # the first run (a course test shard) is in flight
     "first run": lambda pid, scratch, runs: len(runs) >= 1,
     # the course tests and the student's tests on their own code have started, and the
@@ -375,7 +380,7 @@ the signal pending at that very point."""
 AT_EACH_MOMENT = [
     (moment, stop)
     for moment in MOMENTS
-    for stop in (STOPS if moment in ("start-up", "workers starting") else STOPS[1:2])
+    for stop in (STOPS if moment in ("start-up", "probe") else STOPS[1:2])
 ] + [("first run", STOPS[0]), ("sixth run", STOPS[2])]
 
 
