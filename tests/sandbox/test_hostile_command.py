@@ -5,6 +5,7 @@ when two checks run at once, and after a stop signal.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -350,6 +351,17 @@ def _catches(pid: int, signum: int) -> bool:
     return bool(int(mask, 16) >> (signum - 1) & 1)
 
 
+def _runs_seen(scratch: Path) -> set[tuple[Path, int]]:
+    """The run folders there now, each with the time it was made: the worker names a run's
+    folder by the lowest free number (``run-0`` again and again), so only the pair tells one
+    run from the next."""
+    seen = set()
+    for folder in scratch.glob("grader-*/run-*"):
+        with contextlib.suppress(OSError):  # removed meanwhile
+            seen.add((folder, folder.stat().st_ctime_ns))
+    return seen
+
+
 def _frozen(pid: int) -> bool:
     return (
         Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0] in "tT"
@@ -422,16 +434,16 @@ def test_a_stop_signal_leaves_no_file_no_process_and_an_unchanged_submission(
         preexec_fn=default_stops,
     )
     reached = MOMENTS[moment]
-    runs: set[Path] = set()
+    runs: set[tuple[Path, int]] = set()
     try:
         while True:
             assert process.poll() is None, f"the check ended before the moment {moment!r}"
-            runs.update(scratch.glob("grader-*/run-*"))
+            runs.update(_runs_seen(scratch))
             if reached(process.pid, scratch, runs):
                 os.kill(process.pid, signal.SIGSTOP)
                 while not _frozen(process.pid):
                     time.sleep(0.001)
-                runs.update(scratch.glob("grader-*/run-*"))
+                runs.update(_runs_seen(scratch))
                 if reached(process.pid, scratch, runs):
                     break
                 os.kill(process.pid, signal.SIGCONT)
