@@ -18,6 +18,7 @@ import pytest
 
 from grader.catalog import load_chapter
 from grader.commands import tdd
+from grader.dependencies import kit_sources
 from grader.jobs import blame_slow_tests, course_tests_job, student_tests_job, too_slow_a_call
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
@@ -221,3 +222,28 @@ def test_a_module_whose_import_never_ends_is_located(pool: WorkerPool) -> None:
     result = on_own_tree(pool, source)
     assert result.status == "collection_error"
     assert f"your radix.py did not finish importing (line {line})" in result.message
+
+
+def test_a_hang_in_the_map_names_the_map(pool: WorkerPool) -> None:
+    """A loop in the student's own ``robin_hood.py`` (which ``radix.py`` imports) is named in
+    that file: the call the test made, then the map's file, line and function."""
+    (name, kit_map), *others = kit_sources(CHAPTER)
+    marker = "    def __setitem__(self, key: Key, value: V) -> None:\n"
+    body = kit_map.index('"""', kit_map.index('"""', kit_map.index(marker)) + 3) + 3
+    looping = kit_map[:body] + "\n        while True:\n            pass" + kit_map[body:]
+    line = looping.splitlines().index("        while True:") + 1
+    job = student_tests_job(
+        CHAPTER,
+        textwrap.dedent(TESTS),
+        REFERENCE,
+        60.0,
+        dependencies=((name, looping), *others),
+        own_tree=True,
+    )
+    detail = pool.run(job).detail("test_evicts_too_much")
+    assert (
+        f"E   your radix.py did not return from `insert` (robin_hood.py line {line}, "
+        "in `__setitem__`)"
+    ) in detail
+    assert f"robin_hood.py:{line}: in __setitem__\n    while True:\n" in detail
+    assert "\nradix.py:" in detail  # the tree's own frames come first

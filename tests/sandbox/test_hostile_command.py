@@ -5,6 +5,7 @@ when two checks run at once, and after a stop signal.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -350,6 +351,17 @@ def _catches(pid: int, signum: int) -> bool:
     return bool(int(mask, 16) >> (signum - 1) & 1)
 
 
+def _runs_seen(scratch: Path) -> set[tuple[Path, int]]:
+    """The run folders there now, each with the time it was made: the worker names a run's
+    folder by the lowest free number (``run-0`` again and again), so only the pair tells one
+    run from the next."""
+    seen = set()
+    for folder in scratch.glob("grader-*/run-*"):
+        with contextlib.suppress(OSError):  # removed meanwhile
+            seen.add((folder, folder.stat().st_ctime_ns))
+    return seen
+
+
 def _frozen(pid: int) -> bool:
     return (
         Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0] in "tT"
@@ -359,8 +371,13 @@ def _frozen(pid: int) -> bool:
 MOMENTS: dict[str, Any] = {
     # the command's first line has run: its handlers are in place, nothing else is
     "start-up": lambda pid, scratch, runs: _catches(pid, signal.SIGHUP),
-    # the pool's scratch folder exists: its workers are starting, under deferred signals
-    "workers starting": lambda pid, scratch, runs: any(scratch.glob("grader-*")),
+    # the first folder of the grader's: the isolation probe's (it forks, with the signals
+    # held), else the pool's scratch folder (its workers starting, the signals deferred)
+    "probe": lambda pid, scratch, runs: any(scratch.glob("grader-*")),
+    # the pool's scratch folder: its workers started or starting
+    "pool made": lambda pid, scratch, runs: any(
+        not folder.name.startswith("grader-probe-") for folder in scratch.glob("grader-*")
+    ),
     # the first run (a course test shard) is in flight
     "first run": lambda pid, scratch, runs: len(runs) >= 1,
     # the course tests and the student's tests on their own code have started, and the
@@ -375,16 +392,8 @@ the signal pending at that very point."""
 AT_EACH_MOMENT = [
     (moment, stop)
     for moment in MOMENTS
-    for stop in (STOPS if moment in ("start-up", "workers starting") else STOPS[1:2])
+    for stop in (STOPS if moment in ("start-up", "probe") else STOPS[1:2])
 ] + [("first run", STOPS[0]), ("sixth run", STOPS[2])]
-
-
-def _appeared(scratch: Path, before: set[Path], runs: list[Path]) -> set[Path]:
-    """The run folders under ``scratch`` now; each not there ``before`` is added to ``runs``
-    (every run's folder has the same name, made anew for it)."""
-    now = set(scratch.glob("grader-*/run-*"))
-    runs.extend(sorted(now - before))
-    return now
 
 
 @pytest.mark.parametrize(
@@ -425,17 +434,16 @@ def test_a_stop_signal_leaves_no_file_no_process_and_an_unchanged_submission(
         preexec_fn=default_stops,
     )
     reached = MOMENTS[moment]
-    present: set[Path] = set()
-    runs: list[Path] = []  # each run folder as it appears: every run's has one name
+    runs: set[tuple[Path, int]] = set()
     try:
         while True:
             assert process.poll() is None, f"the check ended before the moment {moment!r}"
-            present = _appeared(scratch, present, runs)
+            runs.update(_runs_seen(scratch))
             if reached(process.pid, scratch, runs):
                 os.kill(process.pid, signal.SIGSTOP)
                 while not _frozen(process.pid):
                     time.sleep(0.001)
-                present = _appeared(scratch, present, runs)
+                runs.update(_runs_seen(scratch))
                 if reached(process.pid, scratch, runs):
                     break
                 os.kill(process.pid, signal.SIGCONT)

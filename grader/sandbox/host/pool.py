@@ -65,8 +65,7 @@ class WorkerPool:
         self._lock = threading.RLock()
         self._closed = threading.Event()
         self._gate = _Gate()
-        with _held_by_the_kernel():  # the probe forks: see _held_by_the_kernel
-            self.isolation: IsolationLevel = require_isolation(minimum, at_most)
+        self.isolation: IsolationLevel = require_isolation(minimum, at_most)
         """The isolation level every run of this pool gets (``grader.sandbox.confine``)."""
         self._one_at_a_time = _MachineLock() if self.isolation == "uid" else None
         """At the ``uid`` level no run has a PID, mount or IPC namespace of its own, so one run
@@ -295,9 +294,11 @@ def require_isolation(
     As root a grade is of record: ``minimum`` is then at least ``uid`` (``best`` means
     ``namespaces``, else ``uid``), and the error says what each level lacks and how to give
     it. Only the kit's own tests, forcing a weaker level with ``at_most``, run as root at
-    ``none``; a check at ``none`` is practice, and every report of it says so.
+    ``none``; a check at ``none`` is practice, and every report of it says so. The probe
+    forks, so it runs with the stop signals held (``_held_by_the_kernel``).
     """
-    level = confine.isolation_level()
+    with _held_by_the_kernel():
+        level = confine.isolation_level()
     if confine.level_at_least(level, at_most):
         level = at_most
     if os.geteuid() == 0 and at_most != "none" and not confine.level_at_least(minimum, "uid"):
@@ -330,9 +331,10 @@ def _why_not(minimum: IsolationLevel, level: IsolationLevel) -> str:
             "nothing was graded"
         )
     wanted = [name for name in ("namespaces", "uid") if confine.level_at_least(name, minimum)]
-    lacks = "; ".join(
-        f"{name}: {', '.join(confine.level_lacks(name))}" for name in wanted if name != level
-    )
+    with _held_by_the_kernel():  # each level's probe (cached) forks
+        lacks = "; ".join(
+            f"{name}: {', '.join(confine.level_lacks(name))}" for name in wanted if name != level
+        )
     return (
         f"as root the grader grades only in confined runs (at least {minimum!r}), and this "
         f"machine gives runs only {level!r} ({lacks}). To give namespaces, run with "

@@ -218,14 +218,14 @@ def where(frame: types.FrameType) -> int:
 
 def own_frames(frame: types.FrameType | None, files: frozenset[str]) -> list[list[Any]]:
     """The frames of ``files`` on the stack from ``frame`` out (line, function, the line's
-    text), outermost first: where the module's code was when it was stopped."""
+    text, the file), outermost first: where the module's code was when it was stopped."""
     frames = []
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename in files:
             number = where(frame)
             line = linecache.getline(filename, number).rstrip()
-            frames.append([number, frame.f_code.co_name, line])
+            frames.append([number, frame.f_code.co_name, line, filename])
         frame = frame.f_back
     frames.reverse()
     if len(frames) > FRAMES_KEPT:
@@ -639,13 +639,14 @@ def _read(obj: Any, name: str) -> Any:
 def _import_hung(module: str, hung: Hung, bound: CallBound | None) -> list[Any]:
     """The error record of an import that passed the call bound: a ``RuntimeError`` saying
     where the module's own code was, with its frames."""
-    where = f" (line {hung.frames[-1][0]})" if hung.frames else ""
+    own = [frame[:3] for frame in hung.frames if frame[3] == f"{module}.py"]
+    where = f" (line {own[-1][0]})" if own else ""
     seconds = WAITING_SECONDS if hung.waiting else bound.seconds if bound else 0.0
     text = (
         f"your {module}.py did not finish importing{where}: stopped after {seconds:g} s "
         "of its own code running at import; look for a loop that never ends"
     )
-    return ["RuntimeError", [text], text, "RuntimeError", hung.frames]
+    return ["RuntimeError", [text], text, "RuntimeError", own]
 
 
 def run(

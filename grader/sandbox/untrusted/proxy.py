@@ -60,16 +60,21 @@ class ImplementationStopped(BaseException):
 
     Not an ``Exception``, so hypothesis does not shrink or replay an example
     (which would only meet it again, or a process that no longer answers, and
-    end in its own errors about flaky data): the test ends here, and the
-    recorder reports it as ``line`` with ``frames``, the implementation's stack
-    (``report``). ``ImplementationError``, its text, is what a test that catches
-    errors sees of it no more than of any other."""
+    end in its own errors about flaky data), and a test's ``except Exception``
+    does not catch it: the test ends here, and the recorder reports it as
+    ``line`` under ``frames``, the implementation's own stack, outermost first
+    (``recorder.stopped_report``)."""
 
     def __init__(self, line: str, module: str, frames: Sequence[Sequence[Any]] = ()) -> None:
         super().__init__(line)
         self.line = line
         self.module = f"{module}.py"
-        self.frames = [(int(n), str(f), str(text)[:LINE_LIMIT]) for n, f, text in frames]
+        self.frames = [
+            (int(n), str(f), str(text)[:LINE_LIMIT], str(file)[:LINE_LIMIT])
+            for n, f, text, file in frames
+        ]
+        """Each frame as (line, function, the line's text, its file: the module's own, or
+        one it brought, such as the earlier chapter's map)."""
 
 
 class ImplementationHung(ImplementationStopped):
@@ -151,9 +156,12 @@ class _Connection:
         """A call that did not return within its bound, said where it was."""
         _, member, seconds, frames, waiting = reply
         frames = [frame for frame in frames[:FRAME_LIMIT] if 0 < int(frame[0]) <= LINE_NUMBER_LIMIT]
-        where = f"line {frames[-1][0]}" if frames else ""
-        if frames and frames[-1][1] != member:
-            where += f", in `{frames[-1][1]}`"
+        where = ""
+        if frames:
+            number, function, _, file = frames[-1]
+            where = f"line {number}" if file == f"{self.module}.py" else f"{file} line {number}"
+            if function != member:
+                where += f", in `{function}`"
         why = (
             f"it waited {float(seconds):g} s without computing; look for a wait that never ends"
             if waiting
@@ -438,7 +446,8 @@ class _Finder(importlib.abc.MetaPathFinder):
                 self.failure = hello[1:]
             elif hello[0] == "hung":  # the module swallowed the first stop of its import
                 line = self.connection._hung(hello).line
-                self.failure = ["RuntimeError", [line], line, "RuntimeError", hello[3]]
+                own = [f[:3] for f in hello[3] if f[3] == f"{self.connection.module}.py"]
+                self.failure = ["RuntimeError", [line], line, "RuntimeError", own]
             else:
                 self.names = self._build(hello[1])
         if self.failure is not None:

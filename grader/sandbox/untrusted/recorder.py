@@ -126,9 +126,8 @@ def stopped_report(
         lines.append(f"{_relative(item)}:{entry.lineno + 1}: in {entry.name}")
         with contextlib.suppress(Exception):
             lines.append(f"    {str(entry.statement).strip()}")
-    module = str(getattr(error, "module", "")) or "the implementation"
-    for number, function, text in getattr(error, "frames", ()):
-        lines.append(f"{module}:{number}: in {function}")
+    for number, function, text, file in getattr(error, "frames", ()):
+        lines.append(f"{file}:{number}: in {function}")
         if text.strip():
             lines.append(f"    {text.strip()}")
     lines.append(f"E   {error.line}")
