@@ -254,6 +254,8 @@ def graded(image: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
     for student, example in CLASS.items():
         make_submission(klass, example).rename(klass / student)
     (klass / EMPTY).mkdir()
+    roster = "".join(f"{name},{number},{name.title()}\n" for number, name in enumerate(STUDENTS))
+    (klass / "roster.csv").write_text(f"submission,id,name\n{roster}", encoding="utf-8")
     klass.chmod(0o700)  # as docs/deploy.md advises: the runs' users cannot read a classmate's
     folders = [str(klass / student) for student in STUDENTS]
     assert grader.cli.main(["manifest", *folders, "-o", str(klass / "manifest.json")]) == 0
@@ -300,6 +302,7 @@ def test_two_shards_in_pods_merge_into_the_class_graded_at_once(graded: dict[str
     merged, whole = out / "class", out / "whole"
     assert sorted(rows(merged)) == STUDENTS
     assert rows(merged) == rows(whole)
+    assert (merged / "canvas.csv").is_file()  # the merge pod's roster, as its manifest sets it
     merged_reports, whole_reports = reports(merged), reports(whole)
     assert sorted(merged_reports) == STUDENTS
     for student, report in merged_reports.items():
