@@ -16,6 +16,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from grader.catalog import Chapter
@@ -203,16 +204,16 @@ def rebuild_class(
     chapter: Chapter,
     out: Path,
     limits: Limits,
-    pool: PoolFactory,
+    pool: PoolFactory | None = None,
     copies: CopyFinder | None = None,
     roster: Sequence[RosterEntry] | None = None,
     canvas: Path | None = None,
     assignment: str | None = None,
 ) -> ClassView:
     """Draw the class in ``out`` over every row of its gradebook (see the module docstring).
-
-    ``copies`` may hold students fingerprinted already; the others are read from ``out``.
-    """
+    ``pool`` makes copy detection's workers (by default at ``limits.isolation`` at least);
+    ``copies`` may hold students fingerprinted already, the others are read from ``out``."""
+    pool = pool or partial(WorkerPool, minimum=limits.isolation)
     gradebook = out / GRADEBOOK
     rows = read_gradebook(gradebook)
     names = [untext(key) for key in rows]

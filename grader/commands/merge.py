@@ -55,7 +55,6 @@ from grader.provenance import key_from_dict, text_digest
 from grader.results.batch import Conflict, MergeResult, Step
 from grader.roster import RosterEntry
 from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
-from grader.sandbox.host.pool import WorkerPool
 from grader.submission import SubmissionProblem, read_text_inside
 
 
@@ -99,7 +98,6 @@ def merge_outputs(
         chapter,
         out,
         limits,
-        lambda: WorkerPool(minimum=limits.isolation),
         roster=roster,
         canvas=canvas,
         assignment=assignment,

@@ -18,7 +18,6 @@ from grader.jobs import Limits
 from grader.overrides import set_override
 from grader.results.batch import OverrideResult
 from grader.roster import RosterEntry
-from grader.sandbox.host.pool import WorkerPool
 
 
 def override_grade(
@@ -40,7 +39,6 @@ def override_grade(
         chapter,
         out,
         limits,
-        lambda: WorkerPool(minimum=limits.isolation),
         roster=roster,
         canvas=canvas,
         assignment=assignment,

@@ -538,12 +538,6 @@ def _what_is_lacking(level: IsolationLevel, needed: list[Path], private: list[Pa
     return lacks
 
 
-def _python_paths() -> list[Path]:
-    """The folders this Python reads its standard library and packages from."""
-    folders = [Path(entry) for entry in sys.path if entry and Path(entry).is_dir()]
-    return [*folders, Path(sys.prefix), Path(sys.base_prefix)]
-
-
 def reachable(path: Path) -> bool:
     """Whether a process of another user could reach ``path`` (every folder above it lets
     others through); at the ``uid`` level a run's folder must be."""
