@@ -25,11 +25,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.catalog import Chapter, load_chapter
 from grader.commands.audit import run_audit
 from grader.commands.check import check
-from grader.jobs import Limits, student_tests_job
-from grader.patching import mutant_sources
+from grader.grading.jobs import Limits, student_tests_job
+from grader.inputs.catalog import Chapter, load_chapter
+from grader.inputs.patching import mutant_sources
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WORKERS, WorkerPool
 

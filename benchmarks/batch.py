@@ -65,21 +65,21 @@ sys.path.insert(0, str(KIT / "tests"))
 
 from disguise import disguise  # noqa: E402
 
-from grader.catalog import Chapter, load_chapter  # noqa: E402
 from grader.commands.batch import grade_batch, row_of  # noqa: E402
 from grader.commands.check import check  # noqa: E402
 from grader.commands.manifest import build_manifest, shard  # noqa: E402
 from grader.commands.merge import merge_outputs  # noqa: E402
-from grader.jobs import Limits  # noqa: E402
-from grader.results.batch import BatchRow  # noqa: E402
-from grader.results.check import CheckReport  # noqa: E402
-from grader.similarity import (  # noqa: E402
+from grader.course.similarity import (  # noqa: E402
     MODEL_ANSWER,
     REFERENCE,
     ClassFile,
     Fingerprinter,
     find_copies,
 )
+from grader.grading.jobs import Limits  # noqa: E402
+from grader.inputs.catalog import Chapter, load_chapter  # noqa: E402
+from grader.results.batch import BatchRow  # noqa: E402
+from grader.results.check import CheckReport  # noqa: E402
 
 WEAK_TESTS = KIT / "tests" / "fixtures" / "submissions" / "weak" / "tests" / "test_ds07_radix.py"
 LIMITS = Limits(course_tests=120.0, student_tests=120.0)

@@ -59,12 +59,12 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import Chapter, load_chapter
 from grader.commands.check import check
-from grader.dependencies import kit_sources
-from grader.hypothesis_profile import enforce as enforce_grader_settings
-from grader.mutation import run_mutants
-from grader.patching import mutant_sources
+from grader.grading.mutation import run_mutants
+from grader.inputs.catalog import Chapter, load_chapter
+from grader.inputs.dependencies import kit_sources
+from grader.inputs.hypothesis_profile import enforce as enforce_grader_settings
+from grader.inputs.patching import mutant_sources
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.protocol import channel
 from grader.sandbox.untrusted import implementation, proxy

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader.catalog import Chapter, load_chapter
 from grader.commands.tdd import TIME_LIMIT as TDD_TIME_LIMIT
+from grader.inputs.catalog import Chapter, load_chapter
 
 LOOP = "        while freed < n and self._next[ROOT] != ROOT:\n"
 HANGS = (

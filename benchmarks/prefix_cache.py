@@ -74,7 +74,7 @@ from typing import Protocol, cast
 import pygtrie
 from traces import Trace, make_trace
 
-from grader.catalog import load_chapter
+from grader.inputs.catalog import load_chapter
 
 KIT = Path(__file__).resolve().parents[1]
 REFERENCE_PATH = KIT / "reference" / "radix.py"

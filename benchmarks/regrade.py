@@ -1,4 +1,6 @@
-"""How fast a resubmission is regraded when little or nothing changed (``grader.regrade``).
+"""How fast a resubmission is regraded when little or nothing changed.
+
+The cache is ``grader.grading.result_cache``.
 
 On the model-answer submission (``reference/`` and its tests) in a fresh
 cache, this measures ``grader check`` as a student runs it (a fresh process):
@@ -26,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.catalog import load_chapter
+from grader.inputs.catalog import load_chapter
 
 
 def timed_check(folder: Path, cache: Path, report: Path) -> tuple[float, dict[str, object]]:

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import load_chapter
-from grader.hypothesis_profile import enforce as enforce_grader_settings
-from grader.jobs import student_tests_job
+from grader.grading.jobs import student_tests_job
+from grader.inputs.catalog import load_chapter
+from grader.inputs.hypothesis_profile import enforce as enforce_grader_settings
 from grader.sandbox import confine
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool

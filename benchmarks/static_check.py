@@ -20,9 +20,9 @@ import argparse
 import re
 import time
 
-from grader.catalog import load_chapter
-from grader.static_check import LIMITS, check_test_source
-from grader.static_rules import Limits
+from grader.inputs.catalog import load_chapter
+from grader.static.checker import LIMITS, check_test_source
+from grader.static.rules import Limits
 
 SIZES_KIB = (8, 16, 32, 64, 128, 256, 512, 1024)
 

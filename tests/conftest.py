@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 import pytest
 
-from grader.catalog import Chapter, load_chapter
-from grader.patching import apply_patch
+from grader.inputs.catalog import Chapter, load_chapter
+from grader.inputs.patching import apply_patch
 from grader.sandbox.host.client import Worker
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
@@ -214,8 +214,8 @@ def reused_runs() -> ReusedRuns:
 
 @pytest.fixture(scope="session", autouse=True)
 def own_result_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """``grader check``'s result cache (``grader.regrade``) in a folder of this session's,
-    for the commands run here and the ones they start: never the user's own cache."""
+    """``grader check``'s result cache (``grader.grading.result_cache``) in a folder of this
+    session's, for the commands run here and the ones they start: never the user's own cache."""
     folder = tmp_path_factory.mktemp("cache")
     before = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(folder)

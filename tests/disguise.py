@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable
 from typing import ClassVar
 
-from grader.catalog import Chapter
+from grader.inputs.catalog import Chapter
 
 
 class _Renamer(ast.NodeTransformer):

@@ -27,12 +27,12 @@ import pytest
 from disguise import disguise_tree
 
 import grader.cli
-import grader.validation
-from grader.catalog import Chapter, load_chapter
-from grader.dependencies import kit_sources
-from grader.jobs import Limits
+import grader.grading.validation
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import Chapter, load_chapter
+from grader.inputs.dependencies import kit_sources
+from grader.inputs.patching import mutant_sources
 from grader.output.check_json import report_to_dict
-from grader.patching import mutant_sources
 from grader.results.check import CheckReport
 from grader.sandbox import confine
 from grader.sandbox.confine import LEVELS, IsolationLevel
@@ -41,7 +41,7 @@ from grader.sandbox.host.job import Job, wall_backstop
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
 from grader.sandbox.procfs import descendants, still_runs
-from grader.static_check import check_test_source
+from grader.static.checker import check_test_source
 
 KIT = Path(__file__).resolve().parents[1]
 HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -133,7 +133,7 @@ def pool() -> Iterator[WorkerPool]:
 def without_static_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch layer 1 off: every test file passes the static check and runs."""
     monkeypatch.setattr(
-        grader.validation,
+        grader.grading.validation,
         "check_test_source",
         lambda *arguments: ([], check_test_source(*arguments)[1]),
     )

@@ -14,8 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.catalog import kit_root, load_chapter
-from grader.chapter_text import read_chapter_text, stale_blocks, with_catalog_blocks
+from grader.inputs.catalog import kit_root, load_chapter
+from grader.inputs.chapter_text import read_chapter_text, stale_blocks, with_catalog_blocks
 
 
 def main(argv: list[str] | None = None) -> int:

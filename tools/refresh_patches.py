@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.catalog import kit_root, load_chapter
+from grader.inputs.catalog import kit_root, load_chapter
 
 
 def refreshed(reference: Path, patch: Path) -> str:

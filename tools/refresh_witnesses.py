@@ -34,9 +34,9 @@ from hypothesis import HealthCheck, Verbosity, assume, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from grader.catalog import Chapter, kit_root, load_chapter
-from grader.patching import apply_patch, mutant_sources
-from grader.witness import Call, Witness, read_witnesses, witnesses_json
+from grader.grading.witness import Call, Witness, read_witnesses, witnesses_json
+from grader.inputs.catalog import Chapter, kit_root, load_chapter
+from grader.inputs.patching import apply_patch, mutant_sources
 
 Result = dict[str, Any]
 """What one call gave: ``{"returns": value}`` as plain JSON, or ``{"raises": "TypeName"}``."""

@@ -45,7 +45,7 @@ fi
 # The staff's material (the model answer, each mutant's killing test) goes into the
 # installed kit readable by root alone, and the zip's own copy becomes root's alone: a
 # student's code runs as another user and can read neither (docs/deploy.md).
-KIT=$("$VENV/bin/python" -P -c 'from grader.catalog import kit_root; print(kit_root())')
+KIT=$("$VENV/bin/python" -P -c 'from grader.inputs.catalog import kit_root; print(kit_root())')
 if [[ -d "$SOURCE/staff" ]]; then
     while IFS= read -r -d '' file; do
         install -D -m 0600 "$SOURCE/staff/$file" "$KIT/$file"

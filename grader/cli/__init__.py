@@ -17,9 +17,9 @@ from types import FrameType
 
 from rich.console import Console
 
-from grader.catalog import DEFAULT_CHAPTER, load_chapter
 from grader.cli.parser import build_parser, staff_commands, stage_first
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError, GraderStopped, stop_line
+from grader.inputs.catalog import DEFAULT_CHAPTER, load_chapter
 
 __all__ = ["build_parser", "main", "stop_on_signals"]
 

@@ -10,8 +10,6 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from grader.catalog import Chapter, help_topics
-from grader.chapter_text import read_chapter_text
 from grader.cli.progress import StepLog, progress_bar
 from grader.commands.check import check
 from grader.errors import (
@@ -20,7 +18,12 @@ from grader.errors import (
     EXIT_USAGE,
     GraderError,
 )
-from grader.jobs import Limits
+from grader.grading.jobs import Limits
+from grader.grading.result_cache import ResultCache
+from grader.grading.witness import for_context
+from grader.inputs.catalog import Chapter, help_topics
+from grader.inputs.chapter_text import read_chapter_text
+from grader.inputs.submission import start_submission
 from grader.output.files import ReportFiles, with_mutant_titles, write_atomically, write_reports
 from grader.output.terminal import (
     render_audit,
@@ -42,14 +45,11 @@ from grader.output.terminal import (
     render_start,
     render_tdd,
 )
-from grader.regrade import ResultCache
 from grader.results.batch import Manifest
 from grader.results.check import CheckReport
 from grader.results.kit import Edition
 from grader.sandbox.confine import ISOLATION_CHOICES
-from grader.static_rules import RULES
-from grader.submission import start_submission
-from grader.witness import for_context
+from grader.static.rules import RULES
 
 Command = Callable[[argparse.Namespace, Chapter, Console], int]
 
@@ -177,7 +177,7 @@ def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.batch import grade_batch, student_names
     from grader.commands.manifest import parse_shard, shard, stale_entries
-    from grader.roster import read_roster
+    from grader.course.roster import read_roster
 
     limits = _batch_limits(args)
     chapter = replace(for_context(chapter, "staff"), hand_back_tier=args.tier or "")
@@ -220,9 +220,9 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.batch import student_names
-    from grader.commands.class_view import load_report
     from grader.commands.manifest import build_manifest, manifest_json
-    from grader.gradebook import GRADEBOOK, read_gradebook, untext
+    from grader.course.class_view import load_report
+    from grader.course.gradebook import GRADEBOOK, read_gradebook, untext
 
     expected: dict[str, float] = {}
     if args.previous is not None:  # each student's seconds last time, to balance the shards
@@ -240,7 +240,7 @@ def cmd_manifest(args: argparse.Namespace, chapter: Chapter, console: Console) -
 
 def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.merge import merge_outputs
-    from grader.roster import read_roster
+    from grader.course.roster import read_roster
 
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
@@ -263,7 +263,7 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
 
 def cmd_override(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.override import override_grade
-    from grader.roster import read_roster
+    from grader.course.roster import read_roster
 
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
@@ -294,8 +294,8 @@ def cmd_replay(args: argparse.Namespace, chapter: Chapter, console: Console) -> 
 
 def cmd_regrade(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
     from grader.commands.replay import regrade_class
+    from grader.course.overrides import read_overrides
     from grader.output.regrade_json import regrade_json
-    from grader.overrides import read_overrides
 
     with StepLog("regrade") as log:
         regrade = regrade_class(

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Protocol
 
 from grader import __version__
-from grader.catalog import CHAPTERS, DEFAULT_CHAPTER, help_topics, is_student_edition
 from grader.cli.handlers import (
     Command,
     cmd_audit,
@@ -31,11 +30,12 @@ from grader.cli.handlers import (
     cmd_tests,
 )
 from grader.commands.tdd import TIME_LIMIT as TDD_TIME_LIMIT
-from grader.jobs import Limits
-from grader.output.wording import limits_sentence
+from grader.grading.jobs import Limits
+from grader.grading.witness import TIERS
+from grader.grading.wording import limits_sentence
+from grader.inputs.catalog import CHAPTERS, DEFAULT_CHAPTER, help_topics, is_student_edition
+from grader.inputs.submission import DEFAULT_FOLDER
 from grader.sandbox.confine import ISOLATION_CHOICES
-from grader.submission import DEFAULT_FOLDER
-from grader.witness import TIERS
 
 
 def _seconds(text: str) -> float:

@@ -11,7 +11,7 @@ and stops with a clear message when one fails:
    file order with hypothesis derandomized and not shrinking, and the mutmut
    configuration. mutmut 3 writes its working copy into ``mutants/`` of the
    project root, which must not be the kit's own ``mutants/``;
-2. ``mutmut run`` there (see ``grader.commands.mutmut_driver``); mutmut itself first
+2. ``mutmut run`` there (see ``grader.grading.mutmut_driver``); mutmut itself first
    checks that the tests pass on the unmutated code and fail when every
    function raises;
 3. read mutmut's result for each mutant and each mutant's diff, and set
@@ -37,9 +37,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from grader.catalog import Chapter
 from grader.commands.check import check
-from grader.commands.mutmut_driver import (
+from grader.errors import EXIT_FAIL, GraderError
+from grader.grading.jobs import Limits
+from grader.grading.mutmut_driver import (
     Progress,
     SourceFunction,
     change_of,
@@ -51,8 +52,8 @@ from grader.commands.mutmut_driver import (
     source_functions,
     status_of,
 )
-from grader.errors import EXIT_FAIL, GraderError
-from grader.jobs import Limits
+from grader.inputs.catalog import Chapter
+from grader.inputs.submission import read_submission
 from grader.results.audit import (
     AuditReport,
     EquivalentFunction,
@@ -64,7 +65,6 @@ from grader.results.audit import (
 )
 from grader.results.check import MutationResult
 from grader.sandbox.host.mutmut_run import read_mutmut_diffs
-from grader.submission import read_submission
 
 EQUIVALENTS_FILE = "equivalent.toml"
 

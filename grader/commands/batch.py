@@ -5,11 +5,11 @@ that one check's serial stretches (the course tests, the validation runs)
 overlap another's mutant runs and every core stays busy. Each student gets a
 report (``grader check --json``'s, written whole or not at all, beside it the
 same as text and as a small page), a copy of the files graded, and a row of
-the gradebook CSV keyed by what decided it (``grader.provenance``). A
+the gradebook CSV keyed by what decided it (``grader.inputs.provenance``). A
 submission that is broken or hostile, or that the grader cannot grade at
 all, becomes a ``fail`` row with its one-line problem: nothing a student
 submits stops the batch. The class view is then drawn again over the whole
-gradebook (``grader.commands.class_view``).
+gradebook (``grader.course.class_view``).
 """
 
 from __future__ import annotations
@@ -23,15 +23,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from grader.catalog import Chapter
 from grader.commands.check import check
-from grader.commands.class_view import CopyFinder, rebuild_class
 from grader.commands.manifest import graded_files
 from grader.commands.resume import KEPT, kept_row
-from grader.dependencies import DependencyProblem
-from grader.errors import GraderError, describe
-from grader.grade import grade
-from grader.gradebook import (
+from grader.course.class_view import CopyFinder, rebuild_class
+from grader.course.gradebook import (
     COLUMNS,
     GRADEBOOK,
     REPORTS,
@@ -44,18 +40,22 @@ from grader.gradebook import (
     text_cell,
     write_gradebook,
 )
-from grader.jobs import Limits
-from grader.locate import RefusedSubmission, locate
+from grader.course.overrides import read_overrides
+from grader.course.roster import RosterEntry
+from grader.course.similarity import KIT_FILES
+from grader.errors import GraderError, describe
+from grader.grading.grade import grade
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import Chapter
+from grader.inputs.dependencies import DependencyProblem
+from grader.inputs.locate import RefusedSubmission, locate
+from grader.inputs.provenance import result_key
+from grader.inputs.submission import SubmissionProblem, read_text_inside
 from grader.output.files import TextReport, replace_folder, write_student_report
-from grader.overrides import read_overrides
-from grader.provenance import result_key
 from grader.results.batch import BatchResult, BatchRow, ClassView, Step
 from grader.results.check import CheckReport
-from grader.roster import RosterEntry
 from grader.sandbox import confine
 from grader.sandbox.host.pool import WorkerPool, require_isolation
-from grader.similarity import KIT_FILES
-from grader.submission import SubmissionProblem, read_text_inside
 
 __all__ = ["COLUMNS", "grade_batch", "gradebook_csv", "row_of"]
 
@@ -89,7 +89,7 @@ def grade_batch(
     text_report: TextReport | None = None,
     resume: bool = True,
 ) -> BatchResult:
-    """Grade every folder into ``out`` (the layout in ``grader.gradebook``).
+    """Grade every folder into ``out`` (the layout in ``grader.course.gradebook``).
 
     With ``resume``, a student whose row in ``out`` was graded from the files and kit it
     would be graded from now, at this run's isolation or a stronger one, keeps that row

@@ -6,7 +6,7 @@ kit's dependencies at the versions of the environment that built the zip, so
 the image grades with what staff tested, and two folders:
 
 - ``kit/``: the kit's source as students may hold it, by the catalogs'
-  ``[release] student`` allow-list (``grader.editions``), the witnesses cut to
+  ``[release] student`` allow-list (``grader.inputs.editions``), the witnesses cut to
   the students' tier, exactly what the student edition holds;
 - ``staff/``: what only staff may hold (the model answer, the whole
   witnesses file with each mutant's killing test), at its path from the
@@ -17,7 +17,7 @@ into ``/autograder/venv``, puts each file of ``staff/`` into the installed
 kit readable by root alone (mode 0600), and makes ``/autograder/source``
 root's alone, so no run of a student's code (another uid, or ``nobody`` in
 namespaces) can read the staff material. It then runs ``run_autograder``
-once per submission, which runs ``python -m grader.autograder``. The zip is
+once per submission, which runs ``python -m grader.cli.autograder``. The zip is
 read back before it is kept: an entry off these lists stops the build.
 
 The root (``/autograder`` on Gradescope) comes from ``AUTOGRADER_ROOT``, so
@@ -36,9 +36,10 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from grader import DISTRIBUTION, editions
-from grader.catalog import kit_root
+from grader import DISTRIBUTION
 from grader.errors import GraderError
+from grader.inputs import editions
+from grader.inputs.catalog import kit_root
 from grader.results.kit import Bundle
 
 SCRIPTS = ("setup.sh", "run_autograder")

@@ -10,8 +10,8 @@ Three phases, each a set of sandboxed runs on the warm worker pool:
 3. only if it is valid, the student's tests against every planted mutant.
 
 This module runs them in order and assembles the ``CheckReport``
-(``grader.results.check``); the runs themselves are built in ``grader.jobs``,
-phase 2 is ``grader.validation`` and phase 3 ``grader.mutation``. Every failure
+(``grader.results.check``); the runs themselves are built in ``grader.grading.jobs``,
+phase 2 is ``grader.grading.validation`` and phase 3 ``grader.grading.mutation``. Every failure
 of the submission becomes a value in the report; only a broken kit raises.
 """
 
@@ -25,29 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from grader.catalog import Chapter
-from grader.dependencies import Resolved, Sources, resolve
-from grader.errors import GraderError
-from grader.jobs import (
-    PHASES,
-    Limits,
-    Progress,
-    blame_slow_tests,
-    course_test_jobs,
-    mutant_limit,
-    student_tests_job,
-)
-from grader.model_program import in_chapter_words
-from grader.mutation import Stopped, run_mutants
-from grader.patching import mutant_sources
-from grader.provenance import result_key
-from grader.regrade import ResultCache, content_key, kit_fingerprint
-from grader.results.check import CheckReport, CourseTestsResult, MutationResult, StudentTestsResult
-from grader.sandbox.confine import IsolationLevel
-from grader.sandbox.host.job import OTHER_HASH_SEED
-from grader.sandbox.host.pool import WorkerPool, require_isolation
-from grader.sandbox.host.result import RunResult, merged_runs
-from grader.similarity import (
+from grader.course.similarity import (
     COURSE_TESTS,
     INTERFACE,
     MODEL_ANSWER,
@@ -58,10 +36,32 @@ from grader.similarity import (
     known_sources,
     takes_interface,
 )
-from grader.submission import Submission, read_submission
-from grader.tracebacks import for_students
-from grader.validation import disagreements, validate
-from grader.witness import killing_tests
+from grader.errors import GraderError
+from grader.grading.jobs import (
+    PHASES,
+    Limits,
+    Progress,
+    blame_slow_tests,
+    course_test_jobs,
+    mutant_limit,
+    student_tests_job,
+)
+from grader.grading.model_program import in_chapter_words
+from grader.grading.mutation import Stopped, run_mutants
+from grader.grading.result_cache import ResultCache, content_key, kit_fingerprint
+from grader.grading.tracebacks import for_students
+from grader.grading.validation import disagreements, validate
+from grader.grading.witness import killing_tests
+from grader.inputs.catalog import Chapter
+from grader.inputs.dependencies import Resolved, Sources, resolve
+from grader.inputs.patching import mutant_sources
+from grader.inputs.provenance import result_key
+from grader.inputs.submission import Submission, read_submission
+from grader.results.check import CheckReport, CourseTestsResult, MutationResult, StudentTestsResult
+from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.host.job import OTHER_HASH_SEED
+from grader.sandbox.host.pool import WorkerPool, require_isolation
+from grader.sandbox.host.result import RunResult, merged_runs
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def check(
     Pass a ``pool`` to share warm workers between many checks (batch grading);
     otherwise the check starts its own, only if a phase must run, and closes it when
     done. With a ``cache``, each phase whose inputs a stored result was made from is
-    reused (``grader.regrade``), and the report names it in ``reused``. An
+    reused (``grader.grading.result_cache``), and the report names it in ``reused``. An
     implementation that needs an earlier chapter's module the submission lacks (and
     ``limits.ref_deps`` off) raises ``DependencyProblem``, a fail, before anything runs.
     """
@@ -217,8 +217,9 @@ def _report(
 def graded_inputs(
     chapter: Chapter, submission: Submission, resolved: Resolved
 ) -> dict[str, str | None]:
-    """What a check of ``submission`` reads, as ``grader.provenance.result_key`` takes it: each
-    file's place and text, and the text of each needed module the student's tree runs with."""
+    """What a check of ``submission`` reads, as ``grader.inputs.provenance.result_key``
+    takes it: each file's place and text, and the text of each needed module the
+    student's tree runs with."""
     graded = {
         "implementation": chapter.implementation,
         "implementation_text": submission.implementation,
@@ -309,7 +310,7 @@ def _phase_keys(
     level: IsolationLevel,
 ) -> dict[str, str]:
     """Each phase's cache key: the kit, the files that decide the phase, the limits, and the
-    isolation ``level`` the runs get (not the minimum asked for: ``grader.regrade``).
+    isolation ``level`` the runs get (not the minimum asked for: ``grader.grading.result_cache``).
 
     The student's implementation is decided by its own text and by the modules it
     ran with (``dependencies``: the student's own or the kit's).

@@ -6,14 +6,14 @@ import ast
 import difflib
 from pathlib import Path
 
-from grader.catalog import Chapter
 from grader.commands.check import course_tests_only
 from grader.errors import EXIT_FAIL, GraderError
-from grader.jobs import Limits
-from grader.python_source import parse
-from grader.regrade import ResultCache
+from grader.grading.jobs import Limits
+from grader.grading.result_cache import ResultCache
+from grader.inputs.catalog import Chapter
+from grader.inputs.python_source import parse
+from grader.inputs.submission import read_submission
 from grader.results.kit import DiffResult, MethodDiff
-from grader.submission import read_submission
 
 
 def diff_against_reference(

@@ -1,7 +1,7 @@
 """A class as a list, and the fixed slice of it one machine grades (``--manifest``, ``--shard``).
 
 A manifest lists every submission of a class, sorted by student: the folder,
-the digest of the files that would be graded (``grader.provenance``'s
+the digest of the files that would be graded (``grader.inputs.provenance``'s
 ``submission``, so it is the key's own part) and the seconds its grading is
 expected to take (from an earlier run's reports, else a default). Shard ``K``
 of ``N`` (``K`` from 0, as ``JOB_COMPLETION_INDEX`` and a matrix index count)
@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from grader.catalog import Chapter
+from grader.course.gradebook import checked_name
 from grader.errors import GraderError
-from grader.gradebook import checked_name
-from grader.locate import RefusedSubmission, locate
-from grader.provenance import REFUSED, submission_digest
+from grader.inputs.catalog import Chapter
+from grader.inputs.locate import RefusedSubmission, locate
+from grader.inputs.provenance import REFUSED, submission_digest
+from grader.inputs.submission import read_submission
 from grader.results.batch import Entry, Manifest, Step
-from grader.submission import read_submission
 
 MANIFEST_VERSION = 1
 DEFAULT_SECONDS = 60.0
@@ -35,8 +35,8 @@ REFUSED_SECONDS = 1.0
 
 
 def graded_files(chapter: Chapter, folder: Path) -> dict[str, str | None]:
-    """What grading ``folder`` would read, as ``grader.provenance.submission_digest`` takes it:
-    where each file was found and its text, or why the submission is refused."""
+    """What grading ``folder`` would read, as ``grader.inputs.provenance.submission_digest``
+    takes it: where each file was found and its text, or why the submission is refused."""
     try:
         located = locate(chapter, folder)
     except RefusedSubmission as refused:

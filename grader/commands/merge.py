@@ -1,14 +1,14 @@
 """``merge``: the graded shards of a class into one graded class, as often as it takes.
 
 The union is by student. A student only one side has is taken as it is. Two
-rows of one student are compared by their key (``grader.provenance``): with
+rows of one student are compared by their key (``grader.inputs.provenance``): with
 the same key they must agree, report and gradebook cells alike, timings and
 the class-wide cells aside; if they do not, the row in ``out`` stays, the
 other copy is kept under ``conflicts/`` and the row's ``conflict`` cell names
 it, so nothing is chosen silently. With different keys the row graded later
 wins (on the same second, it is a conflict too). Merging a shard again, or a
 shard already merged, changes nothing: ``merge(merge(a, b), b) == merge(a, b)``.
-A grade set by hand (``grader.overrides``) in ``out`` or a shard is kept (the
+A grade set by hand (``grader.course.overrides``) in ``out`` or a shard is kept (the
 later of two for one student). Then the class view is drawn over the merged
 class (``class_view``).
 
@@ -27,10 +27,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from grader.catalog import Chapter
-from grader.commands.class_view import rebuild_class
-from grader.errors import GraderError, describe
-from grader.gradebook import (
+from grader.course.class_view import rebuild_class
+from grader.course.gradebook import (
     COLUMNS,
     CONFLICTS,
     DERIVED_COLUMNS,
@@ -47,15 +45,17 @@ from grader.gradebook import (
     with_cell,
     write_gradebook,
 )
-from grader.jobs import Limits
+from grader.course.overrides import read_overrides, take_overrides
+from grader.course.roster import RosterEntry
+from grader.errors import GraderError, describe
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import Chapter
+from grader.inputs.provenance import key_from_dict, text_digest
+from grader.inputs.submission import SubmissionProblem, read_text_inside
 from grader.output.check_json import stable_part
 from grader.output.files import copy_files, remove_folder, replace_folder, write_atomically
-from grader.overrides import read_overrides, take_overrides
-from grader.provenance import key_from_dict, text_digest
 from grader.results.batch import Conflict, MergeResult, Step
-from grader.roster import RosterEntry
 from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
-from grader.submission import SubmissionProblem, read_text_inside
 
 
 def merge_outputs(

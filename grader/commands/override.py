@@ -1,6 +1,6 @@
 """``override``: a student's grade set by hand, kept by every later batch, merge and regrade.
 
-The override is recorded in the class's ``overrides.json`` (``grader.overrides``:
+The override is recorded in the class's ``overrides.json`` (``grader.course.overrides``:
 who, when, why, and the grade the grader gave), then the class is drawn again
 (``class_view``) so that the gradebook's ``override`` column, the class page,
 ``class.json``, the Canvas file (given a roster) and the student's note beside
@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.catalog import Chapter
-from grader.commands.class_view import rebuild_class
-from grader.jobs import Limits
-from grader.overrides import set_override
+from grader.course.class_view import rebuild_class
+from grader.course.overrides import set_override
+from grader.course.roster import RosterEntry
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import Chapter
 from grader.results.batch import OverrideResult
-from grader.roster import RosterEntry
 
 
 def override_grade(

@@ -2,7 +2,7 @@
 
 The student edition is what staff hand to students (and what the GitHub
 workflow template installs): built from the allow-list of the catalogs'
-``[release] student`` (``grader.editions``): the grader, the stub, the course
+``[release] student`` (``grader.inputs.editions``): the grader, the stub, the course
 tests, the mutants, the wheats and the reference students need to grade their
 work locally, the witnesses cut to the tier students see before the due date
 (``--after-due``: the after-due tier, where staff ask for it), and never a
@@ -26,10 +26,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader import editions
-from grader.catalog import STUDENT_LABEL, kit_root
 from grader.commands.bundle import CONSTRAINTS_HEADER, kit_files, pinned_dependencies
 from grader.errors import GraderError
+from grader.inputs import editions
+from grader.inputs.catalog import STUDENT_LABEL, kit_root
 from grader.results.kit import Edition, Release
 
 WHEEL_KIT = "grader/kit/"

@@ -9,7 +9,7 @@ this machine gives (at least the staff's ``--isolation``), never less than
 the level the report records, and nothing in the report lowers it. ``regrade OUT``
 is the release gate: every student of a graded class graded again with the
 kit installed now, and, per student, whose verdict, grade, course tests or
-kills would change, and which part of the key (``grader.provenance``) moved.
+kills would change, and which part of the key (``grader.inputs.provenance``) moved.
 Neither writes anything.
 """
 
@@ -24,10 +24,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from grader.catalog import Chapter
 from grader.commands.check import check
-from grader.errors import GraderError
-from grader.gradebook import (
+from grader.course.gradebook import (
     GRADEBOOK,
     SUBMISSIONS,
     cell,
@@ -35,10 +33,12 @@ from grader.gradebook import (
     read_gradebook,
     untext,
 )
-from grader.jobs import Limits, limits_from_settings
-from grader.locate import RefusedSubmission, locate
+from grader.errors import GraderError
+from grader.grading.jobs import Limits, limits_from_settings
+from grader.inputs.catalog import Chapter
+from grader.inputs.locate import RefusedSubmission, locate
+from grader.inputs.provenance import key_from_dict
 from grader.output.check_json import SCHEMA_VERSION, report_to_dict, stable_part
-from grader.provenance import key_from_dict
 from grader.results.batch import Step
 from grader.results.replay import Change, Regrade, Replay
 from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least

@@ -3,7 +3,7 @@
 A batch stopped part way (a killed shard, Ctrl-C) has written every row it
 finished. Run again into the same ``--out``, it keeps a student's row only if
 it can show that grading now would read the very inputs that row was graded
-from: the row's key (``grader.provenance``) must be the key of the student's
+from: the row's key (``grader.inputs.provenance``) must be the key of the student's
 files as they are now, of the kit installed now and of this run's settings,
 at the isolation this run gets or a stronger one. The gradebook and the
 report are data to check, never trusted: the row must be the one its report
@@ -17,19 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from grader.catalog import Chapter
 from grader.commands.check import graded_inputs
-from grader.commands.class_view import load_report, stored_files
 from grader.commands.manifest import graded_files
-from grader.dependencies import DependencyProblem, resolve
-from grader.gradebook import COLUMNS, DERIVED_COLUMNS, REPORTS, cell, row_cells, text_cell
-from grader.jobs import Limits
-from grader.locate import RefusedSubmission, locate
-from grader.provenance import result_key
+from grader.course.class_view import load_report, stored_files
+from grader.course.gradebook import COLUMNS, DERIVED_COLUMNS, REPORTS, cell, row_cells, text_cell
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import Chapter
+from grader.inputs.dependencies import DependencyProblem, resolve
+from grader.inputs.locate import RefusedSubmission, locate
+from grader.inputs.provenance import result_key
+from grader.inputs.submission import read_submission
 from grader.results.batch import BatchRow
 from grader.results.check import CheckReport
 from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
-from grader.submission import read_submission
 
 RowOf = Callable[[Chapter, str, CheckReport, str], BatchRow]
 """How a report becomes its gradebook row (``grader.commands.batch.row_of``)."""

@@ -1,6 +1,6 @@
 """``tdd red`` and ``tdd green``: the student's tests against the stub (and the reference, to
 tell a test that fails because the stub is wrong from one that fails anyway), then against
-their code; both under ``check``'s validity checks (``grader.validation``)."""
+their code; both under ``check``'s validity checks (``grader.grading.validation``)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from grader.catalog import Chapter
-from grader.dependencies import kit_sources, resolve
-from grader.explain import failure_reason
-from grader.jobs import Limits, student_tests_job, too_slow_a_call
+from grader.grading.explain import failure_reason
+from grader.grading.jobs import Limits, student_tests_job, too_slow_a_call
+from grader.grading.validation import REFERENCE, run_problem, validate
+from grader.inputs.catalog import Chapter
+from grader.inputs.dependencies import kit_sources, resolve
+from grader.inputs.submission import read_submission
 from grader.results.kit import Stage, TddResult
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, status_phrase
 from grader.sandbox.protocol import TestStatus
-from grader.submission import read_submission
-from grader.validation import REFERENCE, run_problem, validate
 
 TIME_LIMIT = 60.0
 """Seconds each run of the student's tests may take in ``tdd``."""

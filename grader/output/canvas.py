@@ -16,7 +16,7 @@ import csv
 import io
 from collections.abc import Mapping
 
-from grader.roster import RosterMatch
+from grader.course.roster import RosterMatch
 
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 CHECK_COLUMNS = ("problem", "submission", "id", "name")

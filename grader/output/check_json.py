@@ -4,7 +4,7 @@ Everything but the last two keys, ``timings`` (with every run's seconds per test
 ``graded_at``, is a function
 of the submission and the kit alone, so the same submission gives the same
 bytes on every run up to them. ``provenance`` says what decided the result
-(``grader.provenance``) and the settings that replay it; ``report_from_dict``
+(``grader.inputs.provenance``) and the settings that replay it; ``report_from_dict``
 reads a report back, so that a class can be drawn and merged from the reports
 of earlier runs. The JSON Schema lives beside
 this module (``schemas/check-report.schema.json``) and the tests hold every
@@ -18,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__
-from grader.catalog import Chapter
-from grader.dependencies import DependencyUse
-from grader.grade import Grade, grade
-from grader.output.wording import grade_breakdown
-from grader.provenance import key_from_dict
+from grader.course.similarity import KnownSource
+from grader.grading.grade import Grade, grade
+from grader.grading.witness import Witness, chapter_witnesses, shows, witness_view
+from grader.grading.wording import grade_breakdown
+from grader.grading.worth import worth_of_tests
+from grader.inputs.catalog import Chapter
+from grader.inputs.dependencies import DependencyUse
+from grader.inputs.provenance import key_from_dict
 from grader.results.check import (
     CheckReport,
     CourseTestsResult,
@@ -31,9 +34,6 @@ from grader.results.check import (
     StudentTestsResult,
 )
 from grader.sandbox.confine import what_runs_get
-from grader.similarity import KnownSource
-from grader.witness import Witness, chapter_witnesses, shows, witness_view
-from grader.worth import worth_of_tests
 
 SCHEMA_VERSION = 4
 UNSTABLE_KEYS = ("timings", "graded_at")
@@ -156,7 +156,7 @@ def _provenance(chapter: Chapter, report: CheckReport) -> dict[str, Any] | None:
 
 def _mutant(chapter: Chapter, mutant: MutantResult, witnesses: dict[str, Witness]) -> Any:
     """One mutant's entry: its title and symptom (empty where the tier hides them), and for
-    a survivor at tier ``calls`` or more its witness (``grader.witness.witness_view``)."""
+    a survivor at tier ``calls`` or more its witness (``grader.grading.witness.witness_view``)."""
     entry: dict[str, Any] = {
         "status": mutant.status,
         "killed_by": list(mutant.killed_by),

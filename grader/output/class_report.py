@@ -18,12 +18,12 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from grader.catalog import Chapter
+from grader.course.similarity import Similarity, clusters
+from grader.inputs.catalog import Chapter
 from grader.output.similarity import SIMILARITY_PAGE, group_anchor
 from grader.results.batch import Override
 from grader.results.check import CheckReport, MutationResult
 from grader.results.status import is_kill
-from grader.similarity import Similarity, clusters
 
 BINS = 10
 """Bars of each histogram below its top: tenths of the grade scale, tenths of the mutation

@@ -5,7 +5,7 @@ of the runners named in its ``runners`` input: each runner's result is read
 from the environment variable ``<RUNNER>_RESULTS``, a base64 encoding of this
 JSON (``version``, ``status``, ``max_score`` and ``tests``, each test with a
 ``score``), and the total is what the classroom shows. Two tests carry the
-grade's two parts (``grader.grade``), so their scores add up to the grade.
+grade's two parts (``grader.grading.grade``), so their scores add up to the grade.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import base64
 import json
 from typing import Any
 
-from grader.catalog import Chapter
-from grader.grade import grade
-from grader.output.wording import student_tests_outcome, verdict_sentence
+from grader.grading.grade import grade
+from grader.grading.wording import student_tests_outcome, verdict_sentence
+from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from grader.model_program import PROGRAM_HEADER, last_call
+from grader.grading.model_program import PROGRAM_HEADER, last_call
 
 SHRUNK_PROGRAM = ("Failing test case:", PROGRAM_HEADER)
 """How a report opens the shrunk program of a failing model-based test (hypothesis's words,

@@ -12,7 +12,7 @@ Formats are pure functions of a result (one module each):
 
 ``write_reports`` takes a result and the files asked for (``ReportFiles``) and
 writes each, whole or not at all (``write_atomically``); the command line and the
-Gradescope entry point call it. A graded class's folder (``grader.gradebook``) is
+Gradescope entry point call it. A graded class's folder (``grader.course.gradebook``) is
 written through the functions below it: a student's report, the copy of the
 files graded, copies between folders, and text already drawn (the gradebook's
 CSV, the class pages, a refusal's ``results.json``). No other module opens a
@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from grader.catalog import Chapter
+from grader.grading.witness import hand_back
+from grader.inputs.catalog import Chapter
 from grader.output.audit import audit_mutation_report_json, audit_to_json
 from grader.output.check_json import report_to_json
 from grader.output.classroom import classroom_encoded
@@ -42,7 +43,6 @@ from grader.output.mutation_report import mutation_report, mutation_report_json
 from grader.output.summary import SUMMARY_VARIABLE, report_to_markdown
 from grader.results.audit import AuditReport
 from grader.results.check import CheckReport
-from grader.witness import hand_back
 
 TitleChoice = Literal["catalog", "show", "hide"]
 TextReport = Callable[[Chapter, CheckReport], str]

@@ -2,7 +2,7 @@
 
 The format is Gradescope's autograder specification
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/): a top-level
-``score`` (the grade of ``grader.grade``), an ``output`` for the whole
+``score`` (the grade of ``grader.grading.grade``), an ``output`` for the whole
 submission, and ``tests``: one entry per course test (with its points), one
 for the validity of the student's tests, one carrying the mutation points, and
 one per planted mutant (passed when killed; no points of its own, since the
@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grader.catalog import Chapter
-from grader.grade import Grade, course_test_points, grade
-from grader.output.wording import (
+from grader.grading.grade import Grade, course_test_points, grade
+from grader.grading.witness import chapter_witnesses
+from grader.grading.wording import (
     NOT_MEASURED,
     away_from_the_kit,
     course_test_outcome,
@@ -32,8 +32,8 @@ from grader.output.wording import (
     unmodified_notes,
     verdict_sentence,
 )
+from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport
-from grader.witness import chapter_witnesses
 
 VISIBLE = "visible"
 HIDDEN = "hidden"
@@ -183,7 +183,7 @@ def not_graded_json(message: str) -> str:
 
 def refused_json(message: str) -> str:
     """The results file when the submission is not graded by its own fault: score 0, and what
-    to change (``message``, as ``grader.locate`` says it)."""
+    to change (``message``, as ``grader.inputs.locate`` says it)."""
     return _as_json(_results(0.0, f"Not graded: {message}, then submit again.", []))
 
 

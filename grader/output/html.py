@@ -22,16 +22,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from grader.catalog import Chapter
-from grader.output.wording import (
+from grader.grading.witness import chapter_witnesses
+from grader.grading.wording import (
     NOT_MEASURED,
     practice_note,
     survivor_details,
     unmodified_notes,
     verdict_sentence,
 )
+from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport
-from grader.witness import chapter_witnesses
 
 VIEWER = Path(__file__).with_name("vendor") / "mutation-test-elements.js"
 
@@ -185,7 +185,7 @@ def student_page(chapter: Chapter, report: CheckReport) -> str:
 
 
 def _survivors(chapter: Chapter, report: CheckReport) -> list[str]:
-    """Each survivor with what the witness tier shows of it (``grader.witness``)."""
+    """Each survivor with what the witness tier shows of it (``grader.grading.witness``)."""
     e = html.escape
     survivors = report.mutation.survivors if report.mutation else ()
     witnesses = chapter_witnesses(chapter)

@@ -15,8 +15,8 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from grader.catalog import Chapter
-from grader.output.wording import (
+from grader.grading.witness import chapter_witnesses
+from grader.grading.wording import (
     NOT_MEASURED,
     course_test_outcome,
     mutant_name,
@@ -24,9 +24,9 @@ from grader.output.wording import (
     practice_note,
     student_tests_outcome,
 )
+from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport
 from grader.sandbox.host.result import failure_line
-from grader.witness import chapter_witnesses
 
 COUNTED = {"failure": "failures", "error": "errors", "skipped": "skipped"}
 """Each outcome of a case and the attribute of a suite that counts it."""

@@ -12,7 +12,7 @@ A mutant's ``location`` covers the whole lines its patch replaces, and its
 location with the replacement turns the reference into the mutant exactly.
 When mutant titles are hidden from students, ``replacement`` is left out,
 and ``description`` holds only what the witness tier shows (the symptom, and
-for a survivor its witness: ``grader.witness``); below ``symptom`` it is left
+for a survivor its witness: ``grader.grading.witness``); below ``symptom`` it is left
 out too: the report then says where each mutant is, not what it does.
 """
 
@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from grader import DISTRIBUTION, __version__
-from grader.catalog import Chapter
-from grader.output.wording import NOT_MEASURED, survivor_details
-from grader.patching import mutant_sources
+from grader.grading.witness import chapter_witnesses
+from grader.grading.wording import NOT_MEASURED, survivor_details
+from grader.inputs.catalog import Chapter
+from grader.inputs.patching import mutant_sources
 from grader.results.check import CheckReport
 from grader.results.status import MutantStatus
-from grader.witness import chapter_witnesses
 
 SCHEMA_VERSION = "2"
 STATUS: dict[MutantStatus, Literal["Killed", "Survived", "Timeout", "RuntimeError"]] = {

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
-from grader.catalog import Chapter
-from grader.grade import grade
-from grader.output.wording import NOT_MEASURED, practice_note, unmodified_notes
+from grader.grading.grade import grade
+from grader.grading.wording import NOT_MEASURED, practice_note, unmodified_notes
+from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport, MutantResult
 from grader.results.status import MutantStatus
 

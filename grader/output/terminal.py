@@ -15,12 +15,11 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from grader.catalog import EXTRA_TESTS, Chapter, Dependency, step_line
-from grader.chapter_text import without_markers
-from grader.dependencies import DependencyUse
-from grader.output.audit import STATUS_ORDER
-from grader.output.failures import FailureGroup, checker_step, group_failures, through_a_map
-from grader.output.wording import (
+from grader.course.roster import RosterMatch
+from grader.course.similarity import Similarity
+from grader.grading.timing import cost_sentence, duration, runs_per_check, slow_tests, slowest
+from grader.grading.witness import chapter_witnesses, shows
+from grader.grading.wording import (
     course_test_rule,
     grade_breakdown,
     practice_note,
@@ -28,18 +27,19 @@ from grader.output.wording import (
     unmodified_notes,
     verdict_sentence,
 )
+from grader.grading.worth import worth_of_tests
+from grader.inputs.catalog import EXTRA_TESTS, Chapter, Dependency, step_line
+from grader.inputs.chapter_text import without_markers
+from grader.inputs.dependencies import DependencyUse
+from grader.inputs.submission import StartResult
+from grader.output.audit import STATUS_ORDER
+from grader.output.failures import FailureGroup, checker_step, group_failures, through_a_map
 from grader.results.audit import AuditReport, GeneratedMutant
 from grader.results.batch import BatchResult, Manifest, MergeResult, Override, OverrideResult
 from grader.results.check import CheckReport, MutationResult
 from grader.results.kit import Bundle, DiffResult, MethodDiff, Release, TddResult
 from grader.results.replay import Regrade, Replay
-from grader.roster import RosterMatch
-from grader.similarity import Similarity
-from grader.static_rules import Rule
-from grader.submission import StartResult
-from grader.timing import cost_sentence, duration, runs_per_check, slow_tests, slowest
-from grader.witness import chapter_witnesses, shows
-from grader.worth import worth_of_tests
+from grader.static.rules import Rule
 
 STATUS_STYLE = {
     "passed": "green",
@@ -492,7 +492,7 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
 
 
 def _render_survivors(console: Console, chapter: Chapter, mutation: MutationResult) -> None:
-    """Each survivor as far as the witness tier shows it (``grader.witness``): its planted
+    """Each survivor as far as the witness tier shows it (``grader.grading.witness``): its planted
     bug, its symptom, the calls that tell it from a correct tree, their results."""
     witnesses = chapter_witnesses(chapter)
     shown = [

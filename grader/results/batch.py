@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.course.roster import RosterMatch
+from grader.course.similarity import Similarity
 from grader.results.status import Verdict
-from grader.roster import RosterMatch
-from grader.similarity import Similarity
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class BatchRow:
     verdict: Verdict
     """The check's verdict."""
     grade: float
-    """The points earned (``grader.grade``)."""
+    """The points earned (``grader.grading.grade``)."""
     course_tests_passed: int
     """How many course tests passed."""
     course_tests_total: int
@@ -45,12 +45,12 @@ class BatchRow:
     graded_at: str = ""
     """When the check ran (UTC, ISO 8601)."""
     key: str = ""
-    """The digest of what decided the row (``grader.provenance.ResultKey.digest``)."""
+    """The digest of what decided the row (``grader.inputs.provenance.ResultKey.digest``)."""
 
 
 @dataclass(frozen=True)
 class Override:
-    """A student's grade set by hand (``grader override``, ``grader.overrides``)."""
+    """A student's grade set by hand (``grader override``, ``grader.course.overrides``)."""
 
     student: str
     """The student's name."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from grader.dependencies import DependencyUse
-from grader.provenance import ResultKey
+from grader.course.similarity import KnownSource
+from grader.inputs.dependencies import DependencyUse
+from grader.inputs.provenance import ResultKey
 from grader.results.status import MutantStatus, Verdict, is_kill
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.protocol import TestStatus
-from grader.similarity import KnownSource
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class StudentTestsResult:
     """Seconds per test of each validation run, by run (``reference``, ``stub``, ...)."""
     flaky_reruns: tuple[str, ...] = ()
     """The reruns on the reference whose outcomes differed from its first run, by kind
-    (``grader.validation.RERUNS``: ``reversed order, another hash seed``, ``shifted heap``);
+    (``grader.grading.validation.RERUNS``: ``reversed order, another hash seed``, ``shifted heap``);
     each has its sentence in ``problems``."""
 
 
@@ -209,9 +209,10 @@ class CheckReport:
     isolation: IsolationLevel = "none"
     """The isolation level the runs got (``grader.sandbox.confine``)."""
     known_sources: tuple[KnownSource, ...] = ()
-    """The test file against the kit's own test files, for staff (``grader.similarity``)."""
+    """The test file against the kit's own test files, for staff (``grader.course.similarity``)."""
     key: ResultKey | None = field(default=None, compare=False)
-    """What decided this result (``grader.provenance``); ``None`` for a report built by hand."""
+    """What decided this result (``grader.inputs.provenance``); ``None`` for a report built
+    by hand."""
     settings: dict[str, object] = field(default_factory=dict, compare=False)
     """The settings of the runs (``Limits.settings``): what a replay needs."""
     dependencies: tuple[DependencyUse, ...] = ()

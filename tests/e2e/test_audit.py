@@ -20,10 +20,10 @@ import pytest
 
 import grader.commands.audit
 from grader import cli
-from grader.catalog import Chapter, load_chapter
 from grader.commands.audit import equivalents_path, load_equivalents, mark_equivalents, run_audit
-from grader.commands.mutmut_driver import change_of, function_key, source_functions, status_of
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, GraderError
+from grader.grading.mutmut_driver import change_of, function_key, source_functions, status_of
+from grader.inputs.catalog import Chapter, load_chapter
 from grader.output.audit import audit_mutation_report, audit_to_dict
 from grader.results.audit import AuditReport, EquivalentMutant, GeneratedMutant
 

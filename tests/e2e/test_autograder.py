@@ -39,12 +39,12 @@ import yaml
 from conftest import ReusedRuns, make_submission
 
 import grader.cli
-from grader.autograder import run_autograder
-from grader.catalog import load_chapter
+from grader.cli.autograder import run_autograder
 from grader.commands.bundle import build_bundle, pinned_dependencies
 from grader.errors import EXIT_PASS, GraderError
-from grader.submission import start_submission
-from grader.witness import Budget, read_witnesses
+from grader.grading.witness import Budget, read_witnesses
+from grader.inputs.catalog import load_chapter
+from grader.inputs.submission import start_submission
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

@@ -23,16 +23,16 @@ from conftest import ReusedRuns, make_submission
 import grader.cli
 import grader.commands.batch
 import grader.commands.check
-from grader.catalog import load_chapter
 from grader.commands.batch import COLUMNS, grade_batch, gradebook_csv, row_of
 from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
-from grader.jobs import Limits
-from grader.locate import MAX_DEPTH, AmbiguousSubmission, OnlyKitFiles, locate
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import load_chapter
+from grader.inputs.locate import MAX_DEPTH, AmbiguousSubmission, OnlyKitFiles, locate
+from grader.inputs.submission import start_submission
 from grader.output.check_json import SCHEMA_PATH
 from grader.results.batch import BatchRow, Step
 from grader.results.check import CheckReport, CourseTestsResult, StudentTestsResult
 from grader.sandbox.confine import isolation_level
-from grader.submission import start_submission
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

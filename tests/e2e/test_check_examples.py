@@ -22,16 +22,16 @@ import jsonschema
 import pytest
 from conftest import EXAMPLES, SUBMISSIONS, ReusedRuns, make_submission
 
-from grader.catalog import load_chapter
 from grader.cli import main
 from grader.commands.check import check
 from grader.errors import EXIT_FAIL, EXIT_PASS
-from grader.jobs import Limits
+from grader.grading.jobs import Limits
+from grader.grading.witness import for_context
+from grader.grading.wording import grade_phrase
+from grader.inputs.catalog import load_chapter
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
-from grader.output.wording import grade_phrase
 from grader.results.check import CheckReport
 from grader.sandbox.host.job import wall_backstop
-from grader.witness import for_context
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

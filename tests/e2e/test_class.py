@@ -27,12 +27,8 @@ from conftest import SUBMISSIONS, ReusedRuns, add_dependencies
 from disguise import disguise
 
 import grader.cli
-from grader.catalog import SimilaritySettings, load_chapter
 from grader.commands.batch import grade_batch
-from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
-from grader.output.class_report import reason_of
-from grader.output.similarity import CSV_COLUMNS, similarity_html
-from grader.similarity import (
+from grader.course.similarity import (
     ClassFile,
     Fingerprinter,
     boilerplate_hashes,
@@ -41,6 +37,10 @@ from grader.similarity import (
     text_score,
     tokens,
 )
+from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
+from grader.inputs.catalog import SimilaritySettings, load_chapter
+from grader.output.class_report import reason_of
+from grader.output.similarity import CSV_COLUMNS, similarity_html
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

@@ -20,10 +20,10 @@ import pytest
 from conftest import add_dependencies, make_submission
 
 import grader
-from grader.catalog import load_chapter
 from grader.cli import build_parser, main
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, GraderError
-from grader.patching import apply_patch
+from grader.inputs.catalog import load_chapter
+from grader.inputs.patching import apply_patch
 
 CHAPTER = load_chapter()
 SUBCOMMANDS = {"start", "tests", "tdd", "check", "diff"}

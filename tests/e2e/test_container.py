@@ -46,7 +46,7 @@ from packaging.utils import canonicalize_name
 
 import grader.cli
 from grader.commands.bundle import pinned_dependencies
-from grader.gradebook import UNSTABLE_COLUMNS
+from grader.course.gradebook import UNSTABLE_COLUMNS
 from grader.output.check_json import stable_part
 from grader.sandbox.confine import NARROW_RUN_IDS, RUN_IDS
 

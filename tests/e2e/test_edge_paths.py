@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import add_dependencies
 
-from grader.catalog import load_chapter
 from grader.cli import main
 from grader.errors import EXIT_FAIL
+from grader.inputs.catalog import load_chapter
 
 CHAPTER = load_chapter()
 

@@ -2,7 +2,7 @@
 
 - Gradescope's ``results.json``: to ``grader/output/schemas/gradescope-results.schema.json``,
   written from Gradescope's specification (it publishes no schema), and to the
-  grade formula of ``grader.grade``;
+  grade formula of ``grader.grading.grade``;
 - JUnit XML: read back with ``junitparser``, the reader CI test reporters use;
 - the mutation testing report: to the schema of the npm package
   ``mutation-testing-report-schema`` 3.8.4, vendored under ``grader/output/schemas``
@@ -36,18 +36,18 @@ from conftest import ReusedRuns, make_submission
 
 import grader.cli
 import grader.cli.handlers
-from grader.catalog import load_chapter
 from grader.commands.check import check
 from grader.errors import EXIT_PASS, GraderError
-from grader.grade import grade
-from grader.jobs import Limits
+from grader.grading.grade import grade
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import load_chapter
+from grader.inputs.patching import mutant_sources
 from grader.output.files import ReportFiles, append_step_summary, with_mutant_titles, write_reports
 from grader.output.gradescope import STAFF_ENTRY, gradescope_results
 from grader.output.html import mutation_report_html, summary_header
 from grader.output.junit import report_to_junit
 from grader.output.mutation_report import change_between, mutation_report
 from grader.output.summary import report_to_markdown
-from grader.patching import mutant_sources
 from grader.results.check import CheckReport, kills_needed
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)

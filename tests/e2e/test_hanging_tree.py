@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import add_dependencies
 
-from grader.catalog import load_chapter
+from grader.inputs.catalog import load_chapter
 
 pytestmark = pytest.mark.slow  # a whole check and a tdd, each a real sandboxed grading
 

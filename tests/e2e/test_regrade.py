@@ -1,6 +1,6 @@
 """Regrade only what changed: a reused phase gives the very result a fresh run gives.
 
-``grader.regrade`` keys each phase of ``check`` by the content that decides
+``grader.grading.result_cache`` keys each phase of ``check`` by the content that decides
 it. These tests grade one submission cold, unchanged, and with only
 ``radix.py`` changed, and hold every reused result to the recomputed one.
 """
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from grader.catalog import load_chapter
 from grader.commands import check as check_module
 from grader.commands.check import CoursePhase, ValidationPhase, check
 from grader.commands.diff import diff_against_reference
+from grader.grading.result_cache import ResultCache, content_key, from_data, kit_fingerprint
+from grader.inputs.catalog import load_chapter
 from grader.output.check_json import report_to_dict
-from grader.regrade import ResultCache, content_key, from_data, kit_fingerprint
 from grader.results.check import MutantResult, MutationResult, StudentTestsResult
 
 CHAPTER = load_chapter()

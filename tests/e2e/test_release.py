@@ -23,13 +23,13 @@ import pytest
 from conftest import SUBMISSIONS
 
 import grader.cli
-from grader.catalog import kit_root, load_chapter
 from grader.commands.bundle import kit_files
 from grader.commands.release import WHEEL_KIT, build_release
-from grader.editions import matches
 from grader.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
-from grader.patching import mutant_sources
-from grader.timing import runs_per_check
+from grader.grading.timing import runs_per_check
+from grader.inputs.catalog import kit_root, load_chapter
+from grader.inputs.editions import matches
+from grader.inputs.patching import mutant_sources
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
@@ -110,7 +110,11 @@ def test_the_installed_edition_grades_outside_the_kit(installed: Path, tmp_path:
     where = run(installed, tmp_path, "--version")
     assert where.returncode == 0
     probe = subprocess.run(
-        [installed / "python", "-c", "from grader.catalog import kit_root; print(kit_root())"],
+        [
+            installed / "python",
+            "-c",
+            "from grader.inputs.catalog import kit_root; print(kit_root())",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -415,8 +419,8 @@ def test_the_student_edition_is_complete_on_its_own(installed: Path, tmp_path: P
 
 
 HINT = (
-    "from grader.catalog import is_student_edition\n"
-    "from grader.commands.mutmut_driver import audit_install_hint\n"
+    "from grader.inputs.catalog import is_student_edition\n"
+    "from grader.grading.mutmut_driver import audit_install_hint\n"
     "assert is_student_edition()\n"
     "print(audit_install_hint())\n"
 )

@@ -26,15 +26,15 @@ import pytest
 from conftest import ReusedRuns, make_submission
 
 import grader.cli
-from grader.catalog import load_chapter
 from grader.commands.batch import student_names
 from grader.commands.manifest import parse_shard, shard
 from grader.commands.merge import merge_outputs
 from grader.commands.replay import regrade_class
+from grader.course.gradebook import COLUMNS, UNSTABLE_COLUMNS
 from grader.errors import EXIT_FAIL, EXIT_PASS, GraderError
-from grader.gradebook import COLUMNS, UNSTABLE_COLUMNS
+from grader.inputs.catalog import load_chapter
+from grader.inputs.provenance import key_from_dict
 from grader.output.check_json import stable_part
-from grader.provenance import key_from_dict
 from grader.results.batch import Entry, Manifest
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)

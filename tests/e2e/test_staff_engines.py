@@ -36,14 +36,14 @@ import pytest
 from conftest import make_submission
 from rich.console import Console
 
-from grader.catalog import load_chapter
 from grader.commands.batch import row_of
 from grader.commands.resume import kept_row
-from grader.gradebook import GRADEBOOK, read_gradebook, text_cell, with_cell, write_gradebook
-from grader.jobs import Limits
+from grader.course.gradebook import GRADEBOOK, read_gradebook, text_cell, with_cell, write_gradebook
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import load_chapter
+from grader.inputs.provenance import key_from_dict
 from grader.output.regrade_json import REGRADE_SCHEMA, regrade_data
 from grader.output.terminal import render_regrade
-from grader.provenance import key_from_dict
 from grader.results.batch import Override
 from grader.results.replay import Regrade, Replay
 from grader.sandbox.confine import IsolationLevel

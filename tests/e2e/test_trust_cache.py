@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from grader.catalog import load_chapter
 from grader.commands import check as check_module
 from grader.commands.check import CoursePhase, ValidationPhase, YoursPhase, check
-from grader.provenance import mac
-from grader.regrade import SECRET, ResultCache
+from grader.grading.result_cache import SECRET, ResultCache
+from grader.inputs.catalog import load_chapter
+from grader.inputs.provenance import mac
 from grader.results.check import (
     CourseTestsResult,
     MutantResult,

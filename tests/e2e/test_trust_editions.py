@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 import grader.cli
-from grader import editions
-from grader.catalog import kit_root, load_chapter
 from grader.commands.bundle import kit_files
 from grader.commands.release import build_release
 from grader.errors import EXIT_PASS, GraderError
-from grader.witness import read_witnesses, students_tier, witnesses_from
+from grader.grading.witness import read_witnesses, students_tier, witnesses_from
+from grader.inputs import editions
+from grader.inputs.catalog import kit_root, load_chapter
 
 CHAPTER = load_chapter()
 ROOT = kit_root()

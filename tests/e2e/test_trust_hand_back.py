@@ -21,13 +21,14 @@ from conftest import make_submission
 from test_trust_cache import NoWorkers, PhaseRan, forged_phases
 
 import grader.cli
-from grader.catalog import load_chapter
 from grader.commands import batch as batch_module
 from grader.commands import check as check_module
 from grader.commands.check import check
 from grader.errors import EXIT_INTERNAL, EXIT_PASS
+from grader.grading.result_cache import ResultCache
+from grader.grading.witness import read_witnesses
+from grader.inputs.catalog import load_chapter
 from grader.output.gradescope import STAFF_ENTRY, gradescope_json
-from grader.regrade import ResultCache
 from grader.results.check import (
     CheckReport,
     CourseTestsResult,
@@ -36,7 +37,6 @@ from grader.results.check import (
     StudentTestsResult,
 )
 from grader.sandbox.host.pool import require_isolation
-from grader.witness import read_witnesses
 
 CHAPTER = load_chapter()
 assert CHAPTER.witnesses is not None

@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 
 import grader.cli
-from grader.catalog import load_chapter
 from grader.commands import replay as replay_module
 from grader.commands.merge import merge_outputs
 from grader.commands.replay import regrade_class, replay_report
+from grader.course.gradebook import COLUMNS, read_gradebook
 from grader.errors import EXIT_FAIL, GraderError
-from grader.gradebook import COLUMNS, read_gradebook
-from grader.jobs import Limits
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import load_chapter
+from grader.inputs.provenance import result_key
 from grader.output.check_json import SCHEMA_VERSION
-from grader.provenance import result_key
 from grader.sandbox.host.pool import require_isolation
 
 CHAPTER = load_chapter()

@@ -24,13 +24,19 @@ import pytest
 from rich.console import Console
 
 from grader import cli
-from grader.catalog import load_chapter
-from grader.chapter_text import BLOCK, BLOCKS, read_chapter_text, stale_blocks, without_markers
 from grader.cli import main, parser
 from grader.commands.tdd import TIME_LIMIT as TDD_TIME_LIMIT
 from grader.errors import EXIT_PASS, EXIT_USAGE
+from grader.grading.wording import limits_sentence
+from grader.inputs.catalog import load_chapter
+from grader.inputs.chapter_text import (
+    BLOCK,
+    BLOCKS,
+    read_chapter_text,
+    stale_blocks,
+    without_markers,
+)
 from grader.output.terminal import render_catalog
-from grader.output.wording import limits_sentence
 
 KIT = Path(__file__).resolve().parents[2]
 CHAPTER = load_chapter()

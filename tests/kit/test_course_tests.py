@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import load_chapter
+from grader.inputs.catalog import load_chapter
 
 CHAPTER = load_chapter()
 COURSE_TESTS = CHAPTER.course_test_file

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import Chapter, Mutant, Wheat, load_chapter
-from grader.jobs import course_test_jobs, course_tests_job, student_tests_job
-from grader.patching import apply_patch, mutant_sources
+from grader.grading.jobs import course_test_jobs, course_tests_job, student_tests_job
+from grader.inputs.catalog import Chapter, Mutant, Wheat, load_chapter
+from grader.inputs.patching import apply_patch, mutant_sources
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, merged_runs
 

@@ -1,9 +1,10 @@
 """The layout of ``grader/`` stays true: its rules, read off every module's syntax tree.
 
-The package is entry points (``cli/``, ``autograder``, ``__main__``), the
-library they share, ``commands/`` (one per command), ``results/`` (the frozen
-values commands return), ``sandbox/`` (the only code that starts processes)
-and ``output/`` (every format). These tests walk each module's imports and
+The package is entry points (``cli/``, ``__main__``), ``commands/`` (one per
+command), ``output/`` (every format), ``grading/`` (how a check grades),
+``static/`` and ``course/`` (the static check, a class as a whole),
+``results/`` (the frozen values commands return), ``sandbox/`` (the only code
+that starts processes) and ``inputs/`` (the chapter and a submission). These tests walk each module's imports and
 calls with ``ast``, so a change that breaks a rule fails here, naming the
 module and what it did.
 """
@@ -22,11 +23,9 @@ import pytest
 import grader
 
 PACKAGE = Path(grader.__file__).resolve().parent
-ENTRY_POINTS = frozenset({"grader.cli", "grader.autograder", "grader.__main__"})
+ENTRY_POINTS = frozenset({"grader.cli", "grader.__main__"})
 """The entry points; ``grader.cli`` is a package, and each of its modules is one too."""
 TERMINAL = "grader.output.terminal"
-RUNNERS = ("grader.jobs", "grader.validation", "grader.mutation")
-"""The library modules that build and run a check's jobs."""
 PROCESS_MODULES = frozenset({"subprocess", "multiprocessing", "pty"})
 PROCESS_NAMES = frozenset({"ProcessPoolExecutor"})
 """Names whose import starts processes wherever they come from (``concurrent.futures``)."""
@@ -170,8 +169,8 @@ def commands_imported_below(modules: list[Module]) -> list[str]:
 
 def results_importing_upwards(modules: list[Module]) -> list[str]:
     """Results are values: ``grader/results/`` imports no command, output or entry point,
-    nor the library that runs checks (jobs, validation, mutation)."""
-    above = ("grader.commands", "grader.output", *RUNNERS)
+    nor the grading library that makes them (``grader.grading``)."""
+    above = ("grader.commands", "grader.output", "grader.grading")
     return [
         f"{where(module, node)} imports {imported}"
         for module in modules
@@ -261,12 +260,12 @@ def _frozen_or_plain(node: ast.ClassDef) -> bool:
 
 
 def content_hashes_outside_provenance(modules: list[Module]) -> list[str]:
-    """One home for the digests a result is keyed by: only ``grader.provenance`` imports
+    """One home for the digests a result is keyed by: only ``grader.inputs.provenance`` imports
     ``hashlib``, so a regrade cache, a merge and a replay all hash the same way."""
     return [
         f"{where(module, node)} imports {imported}"
         for module in modules
-        if module.name != "grader.provenance"
+        if module.name != "grader.inputs.provenance"
         for node, imported, _ in module.imports()
         if imported == "hashlib"
     ]
@@ -374,10 +373,10 @@ def host_importing_untrusted(modules: list[Module]) -> list[str]:
 
 WRITER = "grader.output.files"
 NOT_REPORTS = {
-    "grader.regrade": "the grader's own cache of phase results",
-    "grader.submission": "``grader start`` lays the stub out in the student's folder",
+    "grader.grading.result_cache": "the grader's own cache of phase results",
+    "grader.inputs.submission": "``grader start`` lays the stub out in the student's folder",
     "grader.commands.release": "builds an edition's wheel",
-    "grader.commands.mutmut_driver": "lays out mutmut's scratch folder",
+    "grader.grading.mutmut_driver": "lays out mutmut's scratch folder",
     "grader.commands.audit": "mutmut's scratch folder, removed after the audit",
 }
 """Modules that write files that are no report, and what they write."""
@@ -471,7 +470,7 @@ BREAKING = [
     ("writes_outside_the_writer", "grader.cli", "open(path, 'w').write(text)"),
     ("writes_outside_the_writer", "grader.output.junit", "path.open(mode='a')"),
     ("writes_outside_the_writer", "grader.output.html", "Path('x.txt').open('w')"),
-    ("writes_outside_the_writer", "grader.gradebook", "os.replace(partial, path)"),
+    ("writes_outside_the_writer", "grader.course.gradebook", "os.replace(partial, path)"),
     ("writes_outside_the_writer", "grader.commands.batch", "shutil.rmtree(copy)"),
     ("content_hashes_outside_provenance", "grader.commands.x", "import hashlib"),
     ("content_hashes_outside_provenance", "grader.output.x", "from hashlib import sha256"),
@@ -479,7 +478,7 @@ BREAKING = [
     ("terminal_outside_entry_points", "grader.output.junit", "from rich.console import Console"),
     ("processes_outside_the_sandbox", "grader.commands.x", "import subprocess"),
     ("processes_outside_the_sandbox", "grader.output.x", "import multiprocessing.pool"),
-    ("processes_outside_the_sandbox", "grader.grade", "from os import posix_spawn"),
+    ("processes_outside_the_sandbox", "grader.grading.grade", "from os import posix_spawn"),
     ("processes_outside_the_sandbox", "grader.commands.x", "def f():\n    os.execv('a', [])"),
     (
         "processes_outside_the_sandbox",
@@ -487,15 +486,23 @@ BREAKING = [
         "from concurrent.futures import ProcessPoolExecutor",
     ),
     ("entry_points_imported", "grader.commands.x", "from grader import cli"),
-    ("entry_points_imported", "grader.output.x", "from grader.autograder import main"),
+    ("entry_points_imported", "grader.output.x", "from grader.cli.autograder import main"),
     ("entry_points_imported", "grader.commands.x", "from grader.cli.handlers import cmd_check"),
     ("commands_imported_below", "grader.output.x", "from grader.commands.check import check"),
     ("commands_imported_below", "grader.output.x", "import grader.commands.batch"),
-    ("commands_imported_below", "grader.grade", "from grader.commands.check import CheckReport"),
+    (
+        "commands_imported_below",
+        "grader.grading.grade",
+        "from grader.commands.check import CheckReport",
+    ),
     ("commands_imported_below", "grader.sandbox.x", "from grader import commands"),
     ("results_importing_upwards", "grader.results.x", "from grader.commands import check"),
-    ("results_importing_upwards", "grader.results.x", "from grader.output.wording import too_slow"),
-    ("results_importing_upwards", "grader.results.x", "from grader.jobs import Limits"),
+    (
+        "results_importing_upwards",
+        "grader.results.x",
+        "from grader.grading.wording import too_slow",
+    ),
+    ("results_importing_upwards", "grader.results.x", "from grader.grading.jobs import Limits"),
     (
         "result_fields_undocumented",
         "grader.results.x",
@@ -507,7 +514,7 @@ BREAKING = [
         "from grader.output.files import ReportFiles",
     ),
     ("untrusted_importing_beyond_protocol", UNTRUSTED + ".x", "from grader.sandbox import confine"),
-    ("untrusted_importing_beyond_protocol", UNTRUSTED + ".x", "import grader.catalog"),
+    ("untrusted_importing_beyond_protocol", UNTRUSTED + ".x", "import grader.inputs.catalog"),
     ("untrusted_importing_beyond_protocol", UNTRUSTED + ".x", "import hypothesis.strategies"),
     (
         "host_importing_untrusted",

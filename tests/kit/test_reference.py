@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from grader.catalog import load_chapter
-from grader.patching import mutant_sources
+from grader.inputs.catalog import load_chapter
+from grader.inputs.patching import mutant_sources
 
 CHAPTER = load_chapter()
 

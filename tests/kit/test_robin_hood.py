@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from grader.catalog import load_chapter
+from grader.inputs.catalog import load_chapter
 
 CHAPTER = load_chapter()
 (NEED,) = CHAPTER.needs

@@ -13,10 +13,10 @@ from types import ModuleType
 
 import pytest
 
-from grader.catalog import load_chapter
 from grader.errors import GraderError
-from grader.patching import mutant_sources
-from grader.witness import read_witnesses
+from grader.grading.witness import read_witnesses
+from grader.inputs.catalog import load_chapter
+from grader.inputs.patching import mutant_sources
 
 KIT = Path(__file__).resolve().parents[2]
 

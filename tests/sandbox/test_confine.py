@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from grader.catalog import kit_root
 from grader.errors import GraderError
+from grader.inputs.catalog import kit_root
 from grader.sandbox import confine, libc, reaper
 from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolation_level
 from grader.sandbox.host.client import LIVE_WORKERS

@@ -19,24 +19,24 @@ import jsonschema
 import pytest
 
 import grader.cli
-from grader.autograder import run_autograder
-from grader.catalog import load_chapter
+from grader.cli.autograder import run_autograder
 from grader.commands.check import check
-from grader.dependencies import (
+from grader.errors import EXIT_FAIL
+from grader.grading.jobs import Limits, course_tests_job, limits_from_settings
+from grader.inputs.catalog import load_chapter
+from grader.inputs.dependencies import (
     DependencyProblem,
     DependencyUse,
     imports,
     kit_sources,
     resolve,
 )
-from grader.errors import EXIT_FAIL
-from grader.jobs import Limits, course_tests_job, limits_from_settings
+from grader.inputs.submission import start_submission
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
 from grader.results.check import CheckReport
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
-from grader.static_check import check_test_source
-from grader.submission import start_submission
+from grader.static.checker import check_test_source
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

@@ -16,10 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import load_chapter
 from grader.commands import tdd
-from grader.dependencies import kit_sources
-from grader.jobs import blame_slow_tests, course_tests_job, student_tests_job, too_slow_a_call
+from grader.grading.jobs import (
+    blame_slow_tests,
+    course_tests_job,
+    student_tests_job,
+    too_slow_a_call,
+)
+from grader.inputs.catalog import load_chapter
+from grader.inputs.dependencies import kit_sources
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
 

@@ -26,12 +26,12 @@ from hostile_harness import (
 )
 from markdown_it import MarkdownIt
 
-from grader.catalog import Chapter
 from grader.commands.check import check
+from grader.inputs.catalog import Chapter
 from grader.output.summary import report_to_markdown
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.pool import WorkerPool
-from grader.static_check import check_test_source
+from grader.static.checker import check_test_source
 
 pytest_plugins = ["hostile_harness"]
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)

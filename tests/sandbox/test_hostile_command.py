@@ -39,11 +39,11 @@ from hostile_harness import (
 )
 
 import grader.cli
-import grader.validation
-from grader.catalog import Chapter
+import grader.grading.validation
 from grader.commands.check import check
 from grader.errors import EXIT_FAIL, EXIT_INTERRUPTED
-from grader.jobs import student_tests_job
+from grader.grading.jobs import student_tests_job
+from grader.inputs.catalog import Chapter
 from grader.output.check_json import SCHEMA_PATH, report_to_json
 from grader.results.check import CheckReport
 from grader.sandbox.host.pool import WorkerPool
@@ -230,7 +230,7 @@ def test_a_test_that_follows_addresses_is_flaky_by_the_shifted_heap(
     tests.write_text(smoke + ADDRESS_DECIDES.replace("EXPECTED_ADDRESS", address))
     student = check(tiny_chapter, folder, LIMITS, pool=pool).student_tests
     assert not student.valid
-    assert grader.validation.SHIFTED_HEAP in student.flaky_reruns, student.problems
+    assert grader.grading.validation.SHIFTED_HEAP in student.flaky_reruns, student.problems
     shifted = [p for p in student.problems if "(a shifted heap)" in p]
     assert shifted, student.problems
     assert shifted[0].startswith(

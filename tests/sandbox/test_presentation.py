@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from grader.catalog import load_chapter
-from grader.jobs import Limits, course_tests_job, mutant_limit, student_tests_job
-from grader.patching import apply_patch, mutant_sources
+from grader.grading.jobs import Limits, course_tests_job, mutant_limit, student_tests_job
+from grader.inputs.catalog import load_chapter
+from grader.inputs.patching import apply_patch, mutant_sources
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import load_chapter
-from grader.jobs import course_tests_job, student_tests_job
+from grader.grading.jobs import course_tests_job, student_tests_job
+from grader.inputs.catalog import load_chapter
 from grader.sandbox import protocol
 from grader.sandbox.host.pool import WorkerPool
 

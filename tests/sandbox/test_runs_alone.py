@@ -24,8 +24,8 @@ from hostile_harness import (
     stray_processes,
 )
 
-from grader.catalog import Chapter
 from grader.commands.check import check
+from grader.inputs.catalog import Chapter
 from grader.output.check_json import report_to_dict
 from grader.sandbox.confine import LEVELS, IsolationLevel
 from grader.sandbox.host.job import OTHER_HASH_SEED, Job

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from hostile_harness import KIT, REFERENCE, report_back, reported, run, stray_processes
 
-from grader.catalog import Chapter
 from grader.commands import batch
 from grader.commands.batch import grade_batch
 from grader.errors import GraderError
+from grader.inputs.catalog import Chapter
 from grader.sandbox import confine, procfs, reaper
 from grader.sandbox.confine import LEVELS, IsolationLevel
 from grader.sandbox.host.pool import MACHINE_LOCK, WorkerPool

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _pytest.assertion.rewrite import _read_pyc, _rewrite_test
 
-from grader.catalog import load_chapter
+from grader.inputs.catalog import load_chapter
 from grader.sandbox.host.compiled import rewritten_pyc
 
 CHAPTER = load_chapter()

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import pytest
 
-from grader.catalog import load_chapter
-from grader.explain import (
+from grader.grading.explain import (
     failure_reason,
     missing_reason,
     swallowing_handler,
     too_much_output,
 )
+from grader.grading.timing import cost_sentence, runs_per_check, slow_tests
+from grader.grading.tracebacks import STAND_IN_ERROR, for_students
+from grader.grading.wording import grade_breakdown, too_slow
+from grader.inputs.catalog import load_chapter
 from grader.output.failures import group_failures
-from grader.output.wording import grade_breakdown, too_slow
 from grader.results.check import (
     CheckReport,
     CourseTestsResult,
@@ -27,8 +29,6 @@ from grader.results.check import (
 )
 from grader.sandbox.confine import OUTPUT_LIMIT_BYTES
 from grader.sandbox.untrusted.proxy import ImplementationError
-from grader.timing import cost_sentence, runs_per_check, slow_tests
-from grader.tracebacks import STAND_IN_ERROR, for_students
 
 CHAPTER = load_chapter()
 

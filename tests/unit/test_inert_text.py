@@ -22,7 +22,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from grader.catalog import load_chapter
+from grader.inputs.catalog import load_chapter
 from grader.output.gradescope import gradescope_results
 from grader.output.html import mutation_report_html, summary_header
 from grader.output.junit import report_to_junit

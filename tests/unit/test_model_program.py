@@ -3,8 +3,8 @@ blame a student's own invariant check for damage it only found."""
 
 from __future__ import annotations
 
-from grader.catalog import load_chapter
-from grader.model_program import PROGRAM_HEADER, in_chapter_words, last_call
+from grader.grading.model_program import PROGRAM_HEADER, in_chapter_words, last_call
+from grader.inputs.catalog import load_chapter
 from grader.output.failures import checker_step
 
 CHAPTER = load_chapter()

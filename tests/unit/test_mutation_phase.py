@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from grader.catalog import load_chapter
-from grader.mutation import Stopped, run_mutants
-from grader.patching import mutant_sources
+from grader.grading.mutation import Stopped, run_mutants
+from grader.inputs.catalog import load_chapter
+from grader.inputs.patching import mutant_sources
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.result import RunResult
 from grader.sandbox.host.result import TestOutcome as Outcome

@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
-from grader.catalog import load_chapter
+from grader.inputs.catalog import load_chapter
 from grader.output.check_json import report_to_dict
 from grader.output.gradescope import gradescope_results
 from grader.output.html import summary_header

@@ -17,12 +17,8 @@ from pathlib import Path
 import pytest
 from disguise import DISGUISES, disguise_tree, every_disguise
 
-from grader.catalog import SimilaritySettings, load_chapter
 from grader.commands.check import compare_with_the_kit
-from grader.dependencies import DependencyUse, Resolved
-from grader.output.class_report import class_data, class_html
-from grader.output.similarity import SIMILARITY_PAGE, similarity_html
-from grader.similarity import (
+from grader.course.similarity import (
     COURSE_TESTS,
     INTERFACE,
     MODEL_ANSWER,
@@ -36,9 +32,13 @@ from grader.similarity import (
     text_score,
     tree_tokens,
 )
-from grader.similarity import REFERENCE as REFERENCE_NAME
-from grader.submission import Submission
-from grader.witness import killing_tests
+from grader.course.similarity import REFERENCE as REFERENCE_NAME
+from grader.grading.witness import killing_tests
+from grader.inputs.catalog import SimilaritySettings, load_chapter
+from grader.inputs.dependencies import DependencyUse, Resolved
+from grader.inputs.submission import Submission
+from grader.output.class_report import class_data, class_html
+from grader.output.similarity import SIMILARITY_PAGE, similarity_html
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[2]

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import load_chapter
-from grader.static_check import (
+from grader.inputs.catalog import load_chapter
+from grader.static.checker import (
     check_test_source,
     describe_overrides,
     function_name,
     overridden_settings,
 )
-from grader.static_lists import ALLOWED_MODULES
+from grader.static.lists import ALLOWED_MODULES
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,6 @@
 """The static check's rule registry: every rule catches its bad example and passes its good one.
 
-Parametrized over ``grader.static_rules.RULES``, so a rule is tested the
+Parametrized over ``grader.static.rules.RULES``, so a rule is tested the
 moment it is registered. Expectations name codes, never message text. The
 last tests hold the check to a cost linear in the file, on the two shapes of
 file that once made it quadratic.
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import load_chapter
 from grader.cli import main
-from grader.static_check import LIMITS, UNREAD, check_example, check_test_source
-from grader.static_rules import BY_TYPE, RULES, Limits, Rule
-from grader.submission import read_submission
+from grader.inputs.catalog import load_chapter
+from grader.inputs.submission import read_submission
+from grader.static.checker import LIMITS, UNREAD, check_example, check_test_source
+from grader.static.rules import BY_TYPE, RULES, Limits, Rule
 
 CHAPTER = load_chapter()
 ALL = list(RULES.values())

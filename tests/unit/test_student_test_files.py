@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.catalog import Chapter, load_chapter
 from grader.commands.check import check
-from grader.dependencies import kit_sources
-from grader.jobs import Limits
+from grader.grading.jobs import Limits
+from grader.inputs.catalog import Chapter, load_chapter
+from grader.inputs.dependencies import kit_sources
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import MALFORMED, interpret
-from grader.static_check import check_test_source, function_name
+from grader.static.checker import check_test_source, function_name
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

@@ -25,16 +25,17 @@ from conftest import ReusedRuns, make_submission
 from rich.console import Console
 
 import grader.cli
-from grader.catalog import load_chapter
+from grader.course.gradescope_history import read_metadata, submission_tier
 from grader.errors import GraderError
-from grader.gradescope_history import read_metadata, submission_tier
+from grader.grading.witness import TIERS, Budget, at_tier, for_context, lower, read_witnesses
+from grader.inputs.catalog import load_chapter
+from grader.inputs.patching import mutant_sources
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
 from grader.output.gradescope import gradescope_results
 from grader.output.html import summary_header
 from grader.output.junit import report_to_junit
 from grader.output.mutation_report import mutation_report
 from grader.output.terminal import render_catalog, render_check
-from grader.patching import mutant_sources
 from grader.results.check import (
     CheckReport,
     CourseTestsResult,
@@ -42,7 +43,6 @@ from grader.results.check import (
     MutationResult,
     StudentTestsResult,
 )
-from grader.witness import TIERS, Budget, at_tier, for_context, lower, read_witnesses
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

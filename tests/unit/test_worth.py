@@ -17,11 +17,11 @@ import pytest
 from conftest import ReusedRuns, add_dependencies
 
 import grader.cli
-from grader.catalog import load_chapter
 from grader.errors import EXIT_FAIL
+from grader.grading.worth import worth_of_tests
+from grader.inputs.catalog import load_chapter
 from grader.output.check_json import SCHEMA_PATH
 from grader.results.check import MutantResult, MutationResult, StudentTestWorth
-from grader.worth import worth_of_tests
 
 CHAPTER = load_chapter()
 WORTH_TESTS = Path(__file__).resolve().parents[1] / "fixtures" / "worth" / CHAPTER.student_tests

@@ -71,7 +71,8 @@ class Job:
     heap_shift: int = 0
     """How many objects of each small size the test process makes and keeps before the
     first test, so every object the tests make lies elsewhere than in a run without them:
-    validation's rerun with a shifted heap (``grader.validation``); 0 for every other run."""
+    validation's rerun with a shifted heap (``grader.grading.validation``); 0 for every
+    other run."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ import hypothesis  # noqa: F401  (imported once here, before any fork)
 import pytest
 from _pytest.assertion.rewrite import PYC_TAIL, get_cache_dir
 
-from grader.hypothesis_profile import enforce as enforce_grader_settings
+from grader.inputs.hypothesis_profile import enforce as enforce_grader_settings
 from grader.sandbox import confine, libc
 from grader.sandbox.confine import MEMORY_LIMIT_BYTES, OPEN_FILES_LIMIT, OUTPUT_LIMIT_BYTES
 from grader.sandbox.protocol import RunJob

@@ -1,0 +1,4 @@
+"""A graded class as a whole: its gradebook (``gradebook``), roster (``roster``),
+grades set by hand (``overrides``), copies (``similarity``), the class view
+(``class_view``) and a Gradescope submission's history (``gradescope_history``).
+"""

@@ -1,0 +1,66 @@
+"""The hypothesis settings every graded run uses, and the means to hold a test file to them.
+
+A grade must not depend on chance or on the machine's speed, so every run of
+a test file is derandomized, keeps no example database, has no deadline and
+no health check that times the machine. A test file may still write these
+settings: the values that equal the grader's change nothing, ``derandomize``
+and ``database`` set otherwise are refused by the static check (they would
+change the grader's choice), and the rest are overridden at run time, with
+one note in the report (``grader.static.checker.overridden_settings``).
+
+This module imports hypothesis only inside ``enforce``, which runs in the
+test process: the grader's own process never needs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PROFILE = "grader"
+GRADER_SETTINGS: dict[str, Any] = {
+    "derandomize": True,
+    "database": None,
+    "deadline": None,
+    "print_blob": False,
+    "suppress_health_check": "every health check",
+}
+"""Each setting the grader fixes, with its value (the health checks: all of them, suppressed)."""
+OVERRIDDEN_SETTINGS = frozenset({"deadline", "print_blob", "suppress_health_check"})
+"""The settings a test file may write and the grader replaces with its own value."""
+SHRINK_BUDGET = {"MAX_SHRINKS": 100, "MAX_SHRINKING_SECONDS": 30}
+"""How far hypothesis shrinks a failure in a graded run: at most this many successful
+shrinks (hypothesis's own default is 500) and this many seconds (its default: 300).
+
+Shrinking only makes the failing example shorter: the failure is found before it starts, so
+the budget changes no verdict. Without it, shrinking a long program through the stand-in
+(every call a round trip) could run past a run's time limit, and a tree that fails a test
+read as one that hangs. The count binds first on every tree measured, so the program shown
+is the same on every run; the seconds are the backstop on a loaded machine. Hypothesis
+names these two module constants as the ones to patch (``engine.py``)."""
+
+
+def enforce() -> None:
+    """Load the grader's profile and make every ``settings(...)`` made later keep its values.
+
+    A ``@settings(deadline=200)`` on a test, or a state machine's
+    ``TestCase.settings``, gets ``deadline=None`` all the same: the settings
+    the grader fixes are put back into every settings object as it is made.
+    """
+    import hypothesis
+    from hypothesis.internal.conjecture import engine
+
+    for name, value in SHRINK_BUDGET.items():
+        setattr(engine, name, value)
+    fixed: dict[str, Any] = {
+        **GRADER_SETTINGS,
+        "suppress_health_check": list(hypothesis.HealthCheck),
+    }
+    settings = hypothesis.settings
+    settings.register_profile(PROFILE, **fixed)
+    settings.load_profile(PROFILE)
+    original = settings.__init__
+
+    def __init__(self: Any, parent: Any = None, **chosen: Any) -> None:
+        original(self, parent, **{**chosen, **fixed})
+
+    settings.__init__ = __init__  # type: ignore[method-assign]
