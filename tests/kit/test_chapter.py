@@ -24,7 +24,7 @@ import pytest
 from rich.console import Console
 
 from grader import cli
-from grader.cli import main, parser
+from grader.cli import main, options
 from grader.commands.tdd import TIME_LIMIT as TDD_TIME_LIMIT
 from grader.errors import EXIT_PASS, EXIT_USAGE
 from grader.grading.wording import limits_sentence
@@ -377,5 +377,5 @@ def test_a_missing_chapter_is_a_broken_kit_in_one_line(
 def test_the_chapter_states_every_default_limit() -> None:
     """The limits ``grader check --help`` states, and tdd's, are the chapter's words too."""
     text = " ".join(without_markers(TEXT).split())
-    assert f"Default {limits_sentence(parser.default_limits())}." in text
+    assert f"Default {limits_sentence(options.default_limits())}." in text
     assert f"gives each run of your tests {TDD_TIME_LIMIT:g} s" in text
