@@ -11,8 +11,9 @@ Three phases, each a set of sandboxed runs on the warm worker pool:
 
 This module runs them in order and assembles the ``CheckReport``
 (``grader.results.check``); the runs themselves are built in ``grader.grading.jobs``,
-phase 2 is ``grader.grading.validation`` and phase 3 ``grader.grading.mutation``. Every failure
-of the submission becomes a value in the report; only a broken kit raises.
+phase 1 is ``grader.grading.course_tests``, phase 2 ``grader.grading.validation`` and
+phase 3 ``grader.grading.mutation``. Every failure of the submission becomes a value in
+the report; only a broken kit raises.
 """
 
 from __future__ import annotations
@@ -25,33 +26,20 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from grader.course.similarity import (
-    COURSE_TESTS,
-    INTERFACE,
-    MODEL_ANSWER,
-    REFERENCE,
-    WITNESS_TESTS,
-    KnownSource,
-    defines_interface,
-    known_sources,
-    takes_interface,
-)
+from grader.course.kit_sources import compare_with_the_kit
 from grader.errors import GraderError
+from grader.grading.course_tests import CoursePhase, finish_course_tests, start_course_tests
 from grader.grading.jobs import (
     PHASES,
     Limits,
     Progress,
     blame_slow_tests,
-    course_test_jobs,
     mutant_limit,
     student_tests_job,
 )
-from grader.grading.model_program import in_chapter_words
 from grader.grading.mutation import Stopped, run_mutants
 from grader.grading.result_cache import ResultCache, content_key, kit_fingerprint
-from grader.grading.tracebacks import for_students
 from grader.grading.validation import disagreements, validate
-from grader.grading.witness import killing_tests
 from grader.inputs.catalog import Chapter
 from grader.inputs.dependencies import Resolved, Sources, resolve
 from grader.inputs.patching import mutant_sources
@@ -61,17 +49,7 @@ from grader.results.check import CheckReport, CourseTestsResult, MutationResult,
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.job import OTHER_HASH_SEED
 from grader.sandbox.host.pool import WorkerPool, require_isolation
-from grader.sandbox.host.result import RunResult, merged_runs
-
-
-@dataclass(frozen=True)
-class CoursePhase:
-    """Phase 1's result as the cache keeps it: what decides it is ``radix.py`` and the kit."""
-
-    result: CourseTestsResult
-    isolation: IsolationLevel
-    seconds: float
-    """The phase's wall time, from its start until its last run ended (waits included)."""
+from grader.sandbox.host.result import RunResult
 
 
 @dataclass(frozen=True)
@@ -106,7 +84,7 @@ def check(
 
     Copy scores are the staff's (docs/security.md): only with ``compare_copies`` (batch,
     the Gradescope autograder, a replay) does the report carry ``known_sources``
-    (``compare_with_the_kit``); a student's own check never shows one.
+    (``grader.course.kit_sources``); a student's own check never shows one.
 
     Pass a ``pool`` to share warm workers between many checks (batch grading);
     otherwise the check starts its own, only if a phase must run, and closes it when
@@ -248,55 +226,11 @@ def course_tests_only(
             ThreadPoolExecutor(pool.workers + 1) as threads,
         ):
             started = time.monotonic()
-            runs = _start_course_tests(chapter, submission, limits, pool, threads, resolved.sources)
-            phase = _course_phase(chapter, submission, runs, pool, started)
+            runs = start_course_tests(chapter, submission, limits, pool, threads, resolved.sources)
+            phase = finish_course_tests(chapter, submission, runs, pool, started)
         if cache is not None:
             cache.put(key, phase, pool.isolation)
     return phase.result
-
-
-def compare_with_the_kit(
-    chapter: Chapter, submission: Submission, resolved: Resolved
-) -> tuple[KnownSource, ...]:
-    """Every file the student hands in against every source the kit knows, for staff: the
-    test file against the course tests, the witnesses' killing tests and, in the staff
-    edition, the model answer; ``radix.py`` and each needed module of the student's own
-    against the reference; and a needed module that defines the chapter's interface (the
-    tree hidden in ``robin_hood.py``) flagged with its reason. What every student is given
-    (the stub, the skeleton, the kit's copy of each needed module) never counts."""
-    if chapter.similarity is None:
-        return ()
-    settings = chapter.similarity
-    given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
-    given += [need.reference.read_text("utf-8") for need in chapter.needs]
-    found: list[KnownSource] = []
-    if submission.tests is not None:
-        sources = {COURSE_TESTS: chapter.course_test_file.read_text(encoding="utf-8")}
-        if chapter.model_tests.is_file():
-            sources[MODEL_ANSWER] = chapter.model_tests.read_text(encoding="utf-8")
-        if killing := killing_tests(chapter):
-            sources[WITNESS_TESTS] = killing
-        tests = submission.tests
-        found += known_sources(chapter.student_tests, tests, "tests", sources, given, settings)
-    reference = {REFERENCE: chapter.reference.read_text(encoding="utf-8")}
-    code: list[tuple[str | None, str | None]] = [
-        (chapter.implementation, submission.implementation)
-    ]
-    modules = dict(resolved.sources)
-    code += [(u.file, modules.get(u.module)) for u in resolved.uses if u.used == "submission"]
-    for file, text in code:
-        if file is None or text is None:
-            continue
-        found += known_sources(file, text, "implementation", reference, given, settings)
-        interface = sorted(chapter.interface)
-        if file != chapter.implementation:
-            reason = defines_interface(text, Path(file).name, interface)
-        else:
-            needed = [need.module for need in chapter.needs]
-            reason = takes_interface(text, file, needed, interface)
-        if reason is not None:
-            found.append(KnownSource(INTERFACE, None, True, file, reason))
-    return tuple(found)
 
 
 ISOLATION_ORDER: tuple[IsolationLevel, ...] = ("none", "uid", "namespaces")
@@ -360,7 +294,7 @@ def _run_phases(
     with ThreadPoolExecutor(pool.workers + 1) as threads:
         course_runs: list[Future[RunResult]] = []
         if course_phase is None:
-            course_runs = _start_course_tests(
+            course_runs = start_course_tests(
                 chapter, submission, limits, pool, threads, resolved.sources
             )
         if tests_phase is None:
@@ -379,7 +313,7 @@ def _run_phases(
         if course_phase is None:
             if not all(run.done() for run in course_runs):
                 say(PHASES["course_tests"], 0, 0)
-            course_phase = _course_phase(chapter, submission, course_runs, pool, started)
+            course_phase = finish_course_tests(chapter, submission, course_runs, pool, started)
         on_yours = yours_run.result() if yours_run is not None else None
         if tests_phase is None:
             tests_phase = _grade_tests(chapter, submission, limits, pool, mutants, threads, say)
@@ -469,68 +403,3 @@ def unmodified_files(chapter: Chapter, submission: Submission) -> tuple[str, ...
 
 def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.strip().splitlines()]
-
-
-def _start_course_tests(
-    chapter: Chapter,
-    submission: Submission,
-    limits: Limits,
-    pool: WorkerPool,
-    threads: ThreadPoolExecutor,
-    dependencies: Sources,
-) -> list[Future[RunResult]]:
-    if submission.implementation is None:
-        return []
-    jobs = course_test_jobs(chapter, submission.implementation, limits.course_tests, dependencies)
-    # The shards hold the longest tests: they start first, and the rest fills in beside them.
-    first = sorted(range(len(jobs)), key=lambda index: not jobs[index].only)
-    started = {index: threads.submit(pool.run_confirmed, jobs[index]) for index in first}
-    return [started[index] for index in range(len(jobs))]
-
-
-def _course_phase(
-    chapter: Chapter,
-    submission: Submission,
-    runs: list[Future[RunResult]],
-    pool: WorkerPool,
-    started: float,
-) -> CoursePhase:
-    """Phase 1 once its runs (``_start_course_tests``) end: their merged result, timed from
-    ``started``."""
-    merged = merged_runs([run.result() for run in runs]) if runs else None
-    course = _course_result(chapter, submission, merged)
-    return CoursePhase(course, pool.isolation, time.monotonic() - started)
-
-
-def _course_result(
-    chapter: Chapter, submission: Submission, result: RunResult | None
-) -> CourseTestsResult:
-    names = [test.name for test in chapter.course_tests]
-    if result is None:
-        missing = submission.implementation_problem or "no implementation"
-        return CourseTestsResult({name: "error" for name in names}, {}, missing)
-    problem: str | None = None
-    if result.status == "collection_error":
-        problem = f"{chapter.implementation} could not be imported: {result.message}"
-        return CourseTestsResult({name: "error" for name in names}, {}, problem)
-    if result.status != "completed":
-        problem = f"the course tests did not finish: {result.message}"
-    results = {name: result.outcome(name) for name in names}
-    failures = {
-        name: in_chapter_words(chapter, for_students(_first_failing_case(result, name)))
-        for name in names
-        if results[name] != "passed"
-    }
-    return CourseTestsResult(results, failures, problem, result.durations())
-
-
-def _first_failing_case(run: RunResult, name: str) -> str:
-    """The report of the first failing case of test ``name``, whole (a model-based test's
-    shrunk program with it), and the names of the other cases that fail too."""
-    failing = [o for o in run.outcomes if o.name.split("[", 1)[0] == name and o.status != "passed"]
-    first = next((o for o in failing if o.detail), None)
-    if first is None:
-        return run.detail(name)
-    others = [o.name for o in failing if o is not first]
-    also = f"\n\n({', '.join(others)} fails too: fix this case first)" if others else ""
-    return first.detail + also

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from grader.commands import check as check_module
-from grader.commands.check import CoursePhase, ValidationPhase, check
+from grader.commands.check import ValidationPhase, check
 from grader.commands.diff import diff_against_reference
+from grader.grading.course_tests import CoursePhase
 from grader.grading.result_cache import ResultCache, content_key, from_data, kit_fingerprint
 from grader.inputs.catalog import load_chapter
 from grader.output.check_json import report_to_dict

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from grader.commands import check as check_module
-from grader.commands.check import CoursePhase, ValidationPhase, YoursPhase, check
+from grader.commands.check import ValidationPhase, YoursPhase, check
+from grader.grading.course_tests import CoursePhase
 from grader.grading.result_cache import SECRET, ResultCache
 from grader.inputs.catalog import load_chapter
 from grader.inputs.provenance import mac

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from disguise import DISGUISES, disguise_tree, every_disguise
 
-from grader.commands.check import compare_with_the_kit
+from grader.course.kit_sources import compare_with_the_kit
 from grader.course.similarity import (
     COURSE_TESTS,
     INTERFACE,
@@ -85,7 +85,7 @@ def test_the_class_flags_every_disguised_copy_and_no_honest_file() -> None:
 def with_the_kit(
     tests: str | None, radix: str | None = None, modules: dict[str, str] | None = None
 ) -> tuple[KnownSource, ...]:
-    """``check.compare_with_the_kit`` on a submission of these texts (``modules``: the
+    """``kit_sources.compare_with_the_kit`` on a submission of these texts (``modules``: the
     student's own copy of each needed module, by module name)."""
     submission = Submission(KIT, radix, tests, None, None)
     own = modules or {}
