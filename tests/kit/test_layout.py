@@ -4,9 +4,9 @@ The package is entry points (``cli/``, ``__main__``), ``commands/`` (one per
 command), ``output/`` (every format), ``grading/`` (how a check grades),
 ``static/`` and ``course/`` (the static check, a class as a whole),
 ``results/`` (the frozen values commands return), ``sandbox/`` (the only code
-that starts processes) and ``inputs/`` (the chapter and a submission). These tests walk each module's imports and
-calls with ``ast``, so a change that breaks a rule fails here, naming the
-module and what it did.
+that starts processes) and ``inputs/`` (the chapter and a submission). These
+tests walk each module's imports and calls with ``ast``, so a change that breaks
+a rule fails here, naming the module and what it did.
 """
 
 from __future__ import annotations
