@@ -1,9 +1,10 @@
 """Copy detection: the kit's own text similarity against PyPI's ``copydetect``, flag for flag.
 
-Run from the repository root (``pip install copydetect`` first: the kit does
-not depend on it)::
+Run from the repository root (``pip install -e '.[bench]'`` first: the kit
+itself does not depend on copydetect)::
 
-    .venv/bin/python benchmarks/copy_detection.py
+    .venv/bin/python benchmarks/copy_detection.py                  # about 10 s
+    .venv/bin/python benchmarks/copy_detection.py --noise 25 60 100  # copydetect's k too
 
 Both detectors see the same files with the same boilerplate (what every
 student is given: the stub, the test skeleton, the kit's map) and each flags
@@ -17,9 +18,10 @@ the kit
 copydetect
     0.5.0's ``CodeFingerprint`` and ``compare_files`` at its defaults
     (noise and guarantee thresholds 25 characters of its filtered text, so
-    every 25-gram is a fingerprint; boilerplate fingerprinted as its
-    ``CopyDetector`` does), a pair flagged when either file's share
-    exceeds ``display_t`` 0.33, as its report lists a pair.
+    every 25-gram is a fingerprint; ``--noise`` tries others, the guarantee
+    following; boilerplate fingerprinted as its ``CopyDetector`` does), a
+    pair flagged when either file's share exceeds ``display_t`` 0.33, as
+    its report lists a pair.
 
 Three sets of files, each a class of files compared pair by pair as
 ``grader batch`` compares them (one kind with the same kind; the kit's files
@@ -51,6 +53,7 @@ fingerprints: with a window of one, none is chosen by its value).
 
 from __future__ import annotations
 
+import argparse
 import io
 import sys
 from collections.abc import Callable, Sequence
@@ -139,7 +142,7 @@ def kit_detector(chapter: Chapter, given: Sequence[str]) -> Detector:
     )
 
 
-def copydetect_detector(given: Sequence[str]) -> Detector:
+def copydetect_detector(given: Sequence[str], noise: int = COPYDETECT_NOISE) -> Detector:
     """copydetect at its defaults; it reads each text from a ``StringIO`` (``fp``), the file
     name only telling its lexer the language."""
     try:
@@ -148,9 +151,7 @@ def copydetect_detector(given: Sequence[str]) -> Detector:
         sys.exit("copy_detection.py compares with copydetect: pip install -e '.[bench]'")
 
     def fingerprinted(text: str, boilerplate: object = None, window: int = 1) -> CodeFingerprint:
-        return CodeFingerprint(
-            "file.py", COPYDETECT_NOISE, window, boilerplate, fp=io.StringIO(text)
-        )
+        return CodeFingerprint("file.py", noise, window, boilerplate, fp=io.StringIO(text))
 
     hashes = [h for text in given for h in fingerprinted(text).hashes]
     boilerplate = sorted(set(hashes))  # what its CopyDetector passes: each hash once, sorted
@@ -164,7 +165,7 @@ def copydetect_detector(given: Sequence[str]) -> Detector:
         return round(float(max(shares)), 4)
 
     return Detector(
-        "copydetect 0.5.0",
+        f"copydetect 0.5.0 (noise {noise})",
         f"share > {COPYDETECT_DISPLAY}",
         score,
         lambda value: value > COPYDETECT_DISPLAY,
@@ -321,10 +322,20 @@ def measure(case: Case, detector: Detector) -> Measured:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument(
+        "--noise",
+        type=int,
+        nargs="+",
+        default=[COPYDETECT_NOISE],
+        help="copydetect's noise threshold(s), in characters (its default: 25)",
+    )
+    noises = parser.parse_args().noise
     chapter = load_chapter()
     given = [chapter.stub.read_text("utf-8"), chapter.stub_tests.read_text("utf-8")]
     given += [need.reference.read_text("utf-8") for need in chapter.needs]
-    detectors = [kit_detector(chapter, given), copydetect_detector(given)]
+    detectors = [kit_detector(chapter, given)]
+    detectors += [copydetect_detector(given, noise) for noise in noises]
     cases = [test_files(chapter), implementations(chapter), the_class(chapter)]
     print(
         "| set | detector | flags at | copies flagged | honest files flagged "
