@@ -69,13 +69,8 @@ from grader.commands.batch import grade_batch, row_of  # noqa: E402
 from grader.commands.check import check  # noqa: E402
 from grader.commands.manifest import build_manifest, shard  # noqa: E402
 from grader.commands.merge import merge_outputs  # noqa: E402
-from grader.course.similarity import (  # noqa: E402
-    MODEL_ANSWER,
-    REFERENCE,
-    ClassFile,
-    Fingerprinter,
-    find_copies,
-)
+from grader.course.fingerprints import Fingerprinter  # noqa: E402
+from grader.course.similarity import MODEL_ANSWER, REFERENCE, ClassFile, find_copies  # noqa: E402
 from grader.grading.jobs import Limits  # noqa: E402
 from grader.inputs.catalog import Chapter, load_chapter  # noqa: E402
 from grader.results.batch import BatchRow  # noqa: E402

@@ -11,7 +11,7 @@ student is given: the stub, the test skeleton, the kit's map) and each flags
 at the threshold it would use:
 
 the kit
-    ``grader.course.similarity``: winnowing over the canonical syntax tree,
+    ``grader.course.fingerprints``: winnowing over the canonical syntax tree,
     a pair flagged at the catalog's ``flag_text`` (text alone: the
     behaviour score needs the sandbox, and it only ever adds a flag to a
     pair whose text already scores ``flag_text_with_behaviour``).
@@ -66,17 +66,15 @@ sys.path.insert(0, str(KIT / "tests"))
 
 from disguise import DISGUISES, disguise, disguise_tree, every_disguise  # noqa: E402
 
+from grader.course.fingerprints import Fingerprinter, Kind, text_score  # noqa: E402
 from grader.course.similarity import (  # noqa: E402
     COURSE_TESTS,
     KIT_FILES,
     MODEL_ANSWER,
     REFERENCE,
     WITNESS_TESTS,
-    Fingerprinter,
-    Kind,
     is_flagged,
     student_of,
-    text_score,
 )
 from grader.grading.witness import killing_tests  # noqa: E402
 from grader.inputs.catalog import Chapter, SimilaritySettings, load_chapter  # noqa: E402

@@ -19,6 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
+from grader.course.fingerprints import Fingerprinter, text_score
 from grader.course.gradebook import (
     CLASS_JSON,
     CLASS_PAGE,
@@ -43,11 +44,9 @@ from grader.course.similarity import (
     REFERENCE,
     WITNESS_TESTS,
     ClassFile,
-    Fingerprinter,
     Similarity,
     find_copies,
     module_owner,
-    text_score,
 )
 from grader.grading.jobs import Limits
 from grader.grading.mutation import run_mutants

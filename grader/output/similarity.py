@@ -16,7 +16,8 @@ import csv
 import html
 import io
 
-from grader.course.similarity import Cluster, Pair, Passage, Similarity, clusters, paired_passages
+from grader.course.fingerprints import Passage, paired_passages
+from grader.course.similarity import Cluster, Pair, Similarity, clusters
 
 SIMILARITY_PAGE = "similarity.html"
 """The side-by-side page's file name, beside the class page that links to its groups."""

@@ -28,15 +28,9 @@ from disguise import disguise
 
 import grader.cli
 from grader.commands.batch import grade_batch
-from grader.course.similarity import (
-    ClassFile,
-    Fingerprinter,
-    boilerplate_hashes,
-    find_copies,
-    fingerprint,
-    text_score,
-    tokens,
-)
+from grader.course.canonical import tokens
+from grader.course.fingerprints import Fingerprinter, boilerplate_hashes, fingerprint, text_score
+from grader.course.similarity import ClassFile, find_copies
 from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
 from grader.inputs.catalog import SimilaritySettings, load_chapter
 from grader.output.class_report import reason_of

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from disguise import DISGUISES, disguise_tree, every_disguise
 
+from grader.course.canonical import tree_tokens
+from grader.course.fingerprints import Fingerprinter, paired_passages, text_score
 from grader.course.kit_sources import compare_with_the_kit
 from grader.course.similarity import (
     COURSE_TESTS,
@@ -24,13 +26,9 @@ from grader.course.similarity import (
     MODEL_ANSWER,
     WITNESS_TESTS,
     ClassFile,
-    Fingerprinter,
     KnownSource,
     clusters,
     find_copies,
-    paired_passages,
-    text_score,
-    tree_tokens,
 )
 from grader.course.similarity import REFERENCE as REFERENCE_NAME
 from grader.grading.witness import killing_tests
