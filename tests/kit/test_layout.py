@@ -370,7 +370,6 @@ LONGEST_MODULE = 450
 """The most lines a module of ``grader/`` may have."""
 LONG_MODULES = {
     "grader.output.terminal": "issue 37: being split by command",
-    "grader.course.similarity": "issue 37: copy detection weighed against copydetect",
     "grader.sandbox.confine": "issue 37: being split by kernel concern",
     "grader.sandbox.protocol": "issue 37: typed call messages, one reader of frames",
     "grader.sandbox.untrusted.implementation": "issue 37: typed call messages",
