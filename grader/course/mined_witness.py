@@ -18,7 +18,6 @@ decides nothing.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from grader.grading.jobs import student_tests_job
 from grader.inputs.catalog import Chapter
 from grader.inputs.dependencies import Sources, kit_sources
 from grader.inputs.patching import apply_patch
+from grader.results.mining import MinedWitness
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.result import RunResult
 
@@ -44,7 +44,7 @@ METHODS = frozenset(
     | set(witness_search.NODE_READS)
 )
 
-_DRIVER = '''
+_DRIVER = """
 
 import json as _json
 import sys as _sys
@@ -76,17 +76,7 @@ def {test}() -> None:
     if found is not None:
         shown = {{"granule": found.granule, "calls": found.calls}}
         _pytest.fail(_MARK + _json.dumps(shown, sort_keys=True), pytrace=False)
-'''
-
-
-@dataclass(frozen=True)
-class MinedWitness:
-    """The shortest program found that tells a student's tree from the reference."""
-
-    granule: int
-    calls: tuple[dict[str, Any], ...]
-    """Each call: ``method``, ``args``, ``reference`` and ``mutant`` (the student's tree's
-    result), ``code``; the last is the first that differs."""
+"""
 
 
 def probe_source(chapter: Chapter) -> str:
