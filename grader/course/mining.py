@@ -10,9 +10,10 @@ student's own tree; and the kit's witness search runs on each real bug
 and ranks what came back.
 
 What is read is checked first. A row of the gradebook is mined only if its
-report's key is the row's and the key made again from the copy of the files
-kept under ``submissions/NAME/`` (and the report's settings and isolation)
-is that key too: the files are the ones graded. Each run's result is kept in
+report's key is the row's and the digest of the copy of the files kept under
+``submissions/NAME/`` is the key's submission part: the files are the ones
+graded (a kit changed since is no reason to refuse them: every run is made
+again here, by the kit installed now). Each run's result is kept in
 the grader's result cache (``grader.grading.result_cache``): signed with the
 grader user's own secret, keyed by the kit, both files, the limit and the
 isolation the runs get, so a rerun (a stopped mine, a shard's, a mine after
@@ -36,7 +37,7 @@ from grader.grading.jobs import Limits, mutant_limit, student_tests_job
 from grader.grading.result_cache import ResultCache, content_key, kit_fingerprint
 from grader.inputs.catalog import Chapter
 from grader.inputs.dependencies import Sources
-from grader.inputs.provenance import result_key
+from grader.inputs.provenance import submission_digest
 from grader.results.check import CheckReport
 from grader.results.mining import CellStatus, MinedWitness
 from grader.results.status import is_kill, mutant_status
@@ -132,8 +133,7 @@ def _checked_student(
         "tests_text": tests,
     }
     graded |= {f"dependency {module}": text for module, text in sources}
-    again = result_key(chapter, graded, report.settings, report.isolation)
-    if again.digest != report.key.digest:
+    if submission_digest(graded) != report.key.submission:
         return None, "its files under submissions/ are not the ones graded: grade it again"
     return Student(name, report, implementation, tests, tuple(sources)), ""
 
