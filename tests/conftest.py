@@ -76,6 +76,9 @@ EXAMPLES: dict[str, Example] = {
     "missing_test_file": Example("reference", "missing"),
     "missing_radix": Example("missing", "reference"),
     "buggy_radix": Example("patched", "reference"),
+    "lru_split": Example("patched", "reference"),
+    "lru_split_again": Example("patched", "reference"),
+    "children_unsorted": Example("patched", "reference"),
 }
 
 

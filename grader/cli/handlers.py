@@ -37,6 +37,7 @@ from grader.output.terminal import (
     render_help_topics,
     render_manifest,
     render_merge,
+    render_mining,
     render_override,
     render_regrade,
     render_release,
@@ -259,6 +260,18 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         )
     render_merge(console, result)
     return EXIT_FAIL if result.conflicts or result.refused else EXIT_PASS
+
+
+def cmd_mine(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:
+    from grader.commands.manifest import parse_shard
+    from grader.commands.mine import mine
+
+    part = parse_shard(args.shard) if args.shard else None
+    limits = replace(_batch_limits(args), every_kill=False)
+    with StepLog("mine") as log:
+        result = mine(chapter, args.out, limits, args.jobs, args.names, part, progress=log)
+    render_mining(console, result)
+    return EXIT_PASS
 
 
 def cmd_override(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:

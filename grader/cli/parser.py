@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         staff.add_batch,
         staff.add_manifest,
         staff.add_merge,
+        staff.add_mine,
         staff.add_override,
         staff.add_replay,
         staff.add_regrade,

@@ -12,6 +12,7 @@ from grader.cli.handlers import (
     cmd_gradescope_bundle,
     cmd_manifest,
     cmd_merge,
+    cmd_mine,
     cmd_override,
     cmd_regrade,
     cmd_release,
@@ -176,6 +177,33 @@ def add_merge(subparsers: SubParsers) -> None:
     add_isolation(sub)
     add_time_limit(sub, "time limit of the model answer's runs, if copy finding needs them")
     _add_roster_and_canvas(sub)
+
+
+def add_mine(subparsers: SubParsers) -> None:
+    sub = add_command(
+        subparsers,
+        "mine",
+        cmd_mine,
+        "staff: the class's own bugs as mutants: every valid test file of a graded class "
+        "against every tree that fails a course test; writes mining.html and mining.json "
+        "(never part of a grade)",
+    )
+    add_chapter(sub)
+    sub.add_argument("out", type=Path, metavar="OUT", help="a batch's --out folder")
+    sub.add_argument(
+        "--names",
+        action="store_true",
+        help="name students on the page and in the JSON (default: anonymous ids student-NN)",
+    )
+    sub.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="make only shard K of N's runs (K from 0) into the result cache; a mine without "
+        "--shard then takes them again and draws the page",
+    )
+    add_jobs(sub, 2, "runs at once (default 2)")
+    add_isolation(sub)
+    add_time_limit(sub, "time limit of each test file's run, as on the reference in batch")
 
 
 def _grade(text: str) -> float:

@@ -235,6 +235,9 @@ class Chapter:
     hang: HangBound | None = None
     """The catalog's ``[hang]`` table: how long one call of the student's own tree may take
     before it counts as hung (``call_limit``); ``None``: calls are not bounded."""
+    rare_share: float = 0.5
+    """``grader mine``: a real bug that fewer than this share of the strong test files catch
+    is a candidate for next term's mutants (the catalog's ``[mining] rare_share``)."""
     hand_back_tier: str = ""
     """The tier of the reports a batch hands back to students (``students/NAME.txt`` and
     ``.html``): ``batch --tier``, or empty for the most students see before the due date
@@ -318,6 +321,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         staff_only=tuple(str(p) for p in data.get("release", {}).get("staff_only", [])),
         student_files=tuple(str(p) for p in data.get("release", {}).get("student", [])),
         similarity=SimilaritySettings(**data["similarity"]) if "similarity" in data else None,
+        rare_share=float(data.get("mining", {}).get("rare_share", 0.5)),
         gradescope=_gradescope_from(data.get("gradescope", {})),
         members=tuple(
             (str(cls), tuple(str(m) for m in members))

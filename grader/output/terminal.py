@@ -38,6 +38,7 @@ from grader.results.audit import AuditReport, GeneratedMutant
 from grader.results.batch import BatchResult, Manifest, MergeResult, Override, OverrideResult
 from grader.results.check import CheckReport, MutationResult
 from grader.results.kit import Bundle, DiffResult, MethodDiff, Release, TddResult
+from grader.results.mining import MiningResult
 from grader.results.replay import Regrade, Replay
 from grader.static.rules import Rule
 
@@ -970,3 +971,31 @@ def render_audit(console: Console, report: AuditReport) -> None:
         f"\nThe audit took {took:.0f} s: {mutation:.0f} s for {len(report.mutants)} mutants "
         f"({each:.2f} s each), the rest for mutmut's runs of the tests on the reference."
     )
+
+
+def render_mining(console: Console, result: MiningResult) -> None:
+    """A mine in a few lines: what ran, then each ranked group, candidates marked."""
+    if result.shard:
+        _whole(
+            console,
+            Text(
+                f"mine shard {result.shard}: {result.ran} runs made, {result.reused} taken again "
+                f"(isolation {result.isolation}); run grader mine {result.out} to draw the page"
+            ),
+        )
+        return
+    _whole(
+        console,
+        Text(
+            f"{len(result.bugs)} real bugs in {len(result.groups)} groups against "
+            f"{len(result.test_files)} valid test files; {result.ran} runs made, "
+            f"{result.reused} taken again (isolation {result.isolation})"
+        ),
+    )
+    for group in result.groups:
+        label = f"{group.rank}. {'candidate' if group.candidate else 'covered'}: "
+        style = "bold yellow" if group.candidate else "bold"
+        _indented(console, 4, label, group.line, label_style=style)
+    for student, why in result.left_out:
+        _indented(console, 4, f"{student}: ", f"left out: {why}", label_style="bold red")
+    console.print(f"the page: {result.out / 'mining.html'}; the data: {result.out / 'mining.json'}")
