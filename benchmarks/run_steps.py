@@ -42,7 +42,7 @@ import pytest
 from grader.grading.jobs import student_tests_job
 from grader.inputs.catalog import load_chapter
 from grader.inputs.hypothesis_profile import enforce as enforce_grader_settings
-from grader.sandbox import confine
+from grader.sandbox.confine import contain, mounts, policy, probe, user
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.worker.server import STEPS
@@ -102,23 +102,23 @@ def in_process(job: Job, runs: int) -> float:
 
 def confinement_steps(runs: int) -> dict[str, float]:
     """Median milliseconds of each confinement step in a fresh fork, a bare fork's included."""
-    confinement = confine.confinement_for("namespaces")
-    identity = confinement.as_identity(confine.new_identity("namespaces"))
+    confinement = policy.confinement_for("namespaces")
+    identity = confinement.as_identity(user.new_identity("namespaces"))
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         folder.chmod(0o777)
 
         steps: dict[str, Callable[[], None]] = {
             "a bare fork": lambda: None,
-            "namespaces and mounts": lambda: confine._enter_namespaces(identity, folder),
-            "identity, keyrings, seccomp": lambda: confine._confine_process(identity),
+            "namespaces and mounts": lambda: mounts.enter_namespaces(identity.view, folder),
+            "identity, keyrings, seccomp": lambda: contain._contain_process(identity),
             "all of it (fork_confined)": lambda: _confined_and_gone(identity, folder),
         }
         return {name: _median_fork(step, runs) for name, step in steps.items()}
 
 
-def _confined_and_gone(confinement: confine.Confinement, folder: Path) -> None:
-    child = confine.fork_confined(confinement, folder)
+def _confined_and_gone(confinement: policy.Confinement, folder: Path) -> None:
+    child = contain.fork_confined(confinement, folder)
     if child == 0:
         os._exit(0)
     os.waitpid(child, 0)
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         total, steps = sandboxed(pool, pinned, args.runs)
         print(f"\nthe same, the test process on the implementation's CPU: {args.runs} runs")
         print_steps(steps, total)
-    if confine.isolation_level() == "namespaces":
+    if probe.isolation_level() == "namespaces":
         print("\nconfinement, each step in a fresh fork (median)")
         for step, milliseconds in confinement_steps(args.runs).items():
             print(f"  {step:<30} {milliseconds:7.1f} ms")

@@ -34,12 +34,12 @@ from grader.inputs.dependencies import kit_sources
 from grader.inputs.patching import mutant_sources
 from grader.output.check_json import report_to_dict
 from grader.results.check import CheckReport
-from grader.sandbox import confine
-from grader.sandbox.confine import LEVELS, IsolationLevel
+from grader.sandbox.confine import limits
 from grader.sandbox.host.client import LIVE_WORKERS
 from grader.sandbox.host.job import Job, wall_backstop
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
+from grader.sandbox.levels import LEVELS, IsolationLevel
 from grader.sandbox.procfs import descendants, still_runs
 from grader.static.checker import check_test_source
 
@@ -270,7 +270,7 @@ def stray_processes() -> list[str]:
         parent = int(stat[stat.rfind(b")") + 2 :].split()[1])
         if pid not in LIVE_WORKERS and parent not in LIVE_WORKERS:
             strays.append(f"{pid}: {cmdline.decode(errors='replace')}")
-        elif parent in LIVE_WORKERS and confine.is_untrusted(pid):
+        elif parent in LIVE_WORKERS and limits.is_untrusted(pid):
             strays.append(f"{pid} (a run's, between runs): {cmdline.decode(errors='replace')}")
     return strays
 

@@ -27,7 +27,7 @@ from grader.inputs.locate import RefusedSubmission, locate
 from grader.output.files import ReportFiles, write_atomically, write_reports
 from grader.output.gradescope import not_graded_json, refused_json
 from grader.output.terminal import render_check
-from grader.sandbox.confine import ISOLATION_CHOICES
+from grader.sandbox.levels import ISOLATION_CHOICES
 
 
 def run_autograder(root: Path, chapter: Chapter, limits: Limits | None = None) -> bool:

@@ -49,7 +49,7 @@ from grader.output.terminal import (
 from grader.results.batch import Manifest
 from grader.results.check import CheckReport
 from grader.results.kit import Edition
-from grader.sandbox.confine import ISOLATION_CHOICES
+from grader.sandbox.levels import ISOLATION_CHOICES
 from grader.static.rules import RULES
 
 Command = Callable[[argparse.Namespace, Chapter, Console], int]

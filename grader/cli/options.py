@@ -11,7 +11,7 @@ from grader.cli.handlers import Command
 from grader.grading.jobs import Limits
 from grader.inputs.catalog import CHAPTERS, DEFAULT_CHAPTER
 from grader.inputs.submission import DEFAULT_FOLDER
-from grader.sandbox.confine import ISOLATION_CHOICES
+from grader.sandbox.levels import ISOLATION_CHOICES
 
 
 def positive_seconds(text: str) -> float:

@@ -54,7 +54,7 @@ from grader.inputs.submission import SubmissionProblem, read_text_inside
 from grader.output.files import TextReport, replace_folder, write_student_report
 from grader.results.batch import BatchResult, BatchRow, ClassView, Step
 from grader.results.check import CheckReport
-from grader.sandbox import confine
+from grader.sandbox.confine.folders import open_to_runs
 from grader.sandbox.host.pool import WorkerPool, require_isolation
 
 __all__ = ["COLUMNS", "grade_batch", "gradebook_csv", "row_of"]
@@ -337,7 +337,7 @@ def _keep_the_class_from_runs(folders: list[Path]) -> None:
     """At ``uid`` runs are kept from files by permissions alone: the class's submissions and
     the out folder (every report, every kept copy) must be closed to other users, or a
     student's run could read a classmate's code. ``GraderError`` if one is open."""
-    opened = sorted(set(map(str, confine.open_to_runs(folders))))
+    opened = sorted(set(map(str, open_to_runs(folders))))
     if opened:
         raise GraderError(
             f"runs here are kept apart by their users alone (isolation 'uid'), and other users "

@@ -46,10 +46,10 @@ from grader.inputs.patching import mutant_sources
 from grader.inputs.provenance import result_key
 from grader.inputs.submission import Submission, read_submission
 from grader.results.check import CheckReport, CourseTestsResult, MutationResult, StudentTestsResult
-from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.job import OTHER_HASH_SEED
 from grader.sandbox.host.pool import WorkerPool, require_isolation
 from grader.sandbox.host.result import RunResult
+from grader.sandbox.levels import IsolationLevel
 
 
 @dataclass(frozen=True)

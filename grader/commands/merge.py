@@ -55,7 +55,7 @@ from grader.inputs.submission import SubmissionProblem, read_text_inside
 from grader.output.check_json import stable_part
 from grader.output.files import copy_files, remove_folder, replace_folder, write_atomically
 from grader.results.batch import Conflict, MergeResult, Step
-from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
+from grader.sandbox.levels import LEVELS, IsolationLevel, level_at_least
 
 
 def merge_outputs(

@@ -41,8 +41,8 @@ from grader.inputs.provenance import key_from_dict
 from grader.output.check_json import SCHEMA_VERSION, report_to_dict, stable_part
 from grader.results.batch import Step
 from grader.results.replay import Change, Regrade, Replay
-from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
 from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.levels import LEVELS, IsolationLevel, level_at_least
 
 
 def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> tuple[Change, ...]:

@@ -29,7 +29,7 @@ from grader.inputs.provenance import result_key
 from grader.inputs.submission import read_submission
 from grader.results.batch import BatchRow
 from grader.results.check import CheckReport
-from grader.sandbox.confine import LEVELS, IsolationLevel, level_at_least
+from grader.sandbox.levels import LEVELS, IsolationLevel, level_at_least
 
 RowOf = Callable[[Chapter, str, CheckReport, str], BatchRow]
 """How a report becomes its gradebook row (``grader.commands.batch.row_of``)."""

@@ -41,7 +41,7 @@ from grader.inputs.provenance import submission_digest
 from grader.results.check import CheckReport
 from grader.results.mining import CellStatus, MinedWitness
 from grader.results.status import is_kill, mutant_status
-from grader.sandbox import confine
+from grader.sandbox.confine import folders
 from grader.sandbox.host.pool import WorkerPool
 
 
@@ -167,7 +167,7 @@ def valid_test_files(students: Sequence[Student]) -> list[Student]:
 def keep_the_class_from_runs(out: Path, pool: WorkerPool) -> None:
     """At ``uid`` a run is kept from the class's files by permissions alone: ``GraderError``
     when other users can enter ``out`` (where every student's files are kept)."""
-    if pool.isolation == "uid" and confine.open_to_runs([out]):
+    if pool.isolation == "uid" and folders.open_to_runs([out]):
         raise GraderError(
             f"runs here are kept apart by their users alone (isolation 'uid'), and other users "
             f"can enter {out}: a student's run could read a classmate's files; close it "

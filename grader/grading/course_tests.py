@@ -15,9 +15,9 @@ from grader.inputs.catalog import Chapter
 from grader.inputs.dependencies import Sources
 from grader.inputs.submission import Submission
 from grader.results.check import CourseTestsResult
-from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, merged_runs
+from grader.sandbox.levels import IsolationLevel
 
 
 @dataclass(frozen=True)

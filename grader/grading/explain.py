@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 
 from grader.grading.tracebacks import STAND_IN_ERROR
 from grader.inputs import python_source
-from grader.sandbox.confine import OUTPUT_LIMIT_BYTES
+from grader.sandbox.confine.limits import OUTPUT_LIMIT_BYTES
 from grader.sandbox.host.result import failure_line
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException", "AssertionError"})

@@ -15,9 +15,9 @@ from pathlib import Path
 from grader.inputs.catalog import Chapter
 from grader.inputs.dependencies import Sources, kit_sources
 from grader.inputs.hypothesis_profile import GRADER_SETTINGS
-from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Interface, Job
 from grader.sandbox.host.result import RunResult
+from grader.sandbox.levels import IsolationLevel
 
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(phase, done, total)`` as a phase starts and runs (``total`` 0: a

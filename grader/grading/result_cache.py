@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 from grader import __version__
 from grader.inputs.catalog import Chapter
 from grader.inputs.provenance import canonical, kit_digests, mac, mac_matches, text_digest
-from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.levels import IsolationLevel
 
 CACHE_FORMAT = 2
 """Bumped whenever what a stored result holds changes (2: entries signed, keyed by level)."""

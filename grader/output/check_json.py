@@ -33,7 +33,7 @@ from grader.results.check import (
     MutationResult,
     StudentTestsResult,
 )
-from grader.sandbox.confine import what_runs_get
+from grader.sandbox.confine.report import what_runs_get
 
 SCHEMA_VERSION = 4
 UNSTABLE_KEYS = ("timings", "graded_at")

@@ -13,7 +13,7 @@ from grader.course.similarity import KnownSource
 from grader.inputs.dependencies import DependencyUse
 from grader.inputs.provenance import ResultKey
 from grader.results.status import MutantStatus, Verdict, is_kill
-from grader.sandbox.confine import IsolationLevel
+from grader.sandbox.levels import IsolationLevel
 from grader.sandbox.protocol import TestStatus
 
 

@@ -15,7 +15,8 @@ Its folders say which process their code runs in, and each primitive has one hom
                                                             +----------------------------+
 
     used by all three:  protocol  every message, one framing (length-prefixed, big-endian)
-                        confine   levels, identities, namespaces, mounts, limits, cgroups
+                        levels    the isolation levels' names and order (no process code)
+                        confine/  one module per kernel concern; contain.fork_confined
                         libc      the ctypes calls     procfs  the only reader of /proc
                         reaper    the only code that signals, kills, sweeps or waits
 

@@ -291,7 +291,7 @@ class RunRecord(TypedDict):
     exit_code: int | None
     parent_killed: bool
     over_cap: str
-    """Why the run's folder went over its caps (``confine.folder_over_cap``), or empty: the
+    """Why the run's folder went over its caps (``confine.folders.folder_over_cap``), or empty: the
     run then failed, whatever its tests reported."""
     seconds: float
     cpu_seconds: float

@@ -32,7 +32,7 @@ from grader.inputs.submission import start_submission
 from grader.output.check_json import SCHEMA_PATH
 from grader.results.batch import BatchRow, Step
 from grader.results.check import CheckReport, CourseTestsResult, StudentTestsResult
-from grader.sandbox.confine import isolation_level
+from grader.sandbox.confine.probe import isolation_level
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

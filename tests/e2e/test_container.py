@@ -48,7 +48,7 @@ import grader.cli
 from grader.commands.bundle import pinned_dependencies
 from grader.course.gradebook import UNSTABLE_COLUMNS
 from grader.output.check_json import stable_part
-from grader.sandbox.confine import NARROW_RUN_IDS, RUN_IDS
+from grader.sandbox.confine.user import NARROW_RUN_IDS, RUN_IDS
 
 KIT = Path(__file__).resolve().parents[2]
 KUBERNETES = KIT / "deploy" / "kubernetes"
@@ -435,12 +435,12 @@ def test_the_wait_ends_on_failed_as_on_complete(
 PROBE = """
 import os, signal, tempfile
 from pathlib import Path
-from grader.sandbox import confine
-level = confine.isolation_level()
+from grader.sandbox.confine import contain, folders, policy, probe, user
+level = probe.isolation_level()
 folder = Path(tempfile.mkdtemp(dir="/tmp"))
-confinement = confine.Confinement(level, (), confine.new_identity(level))
-confine.hand_over([folder], confinement)
-pid = confine.fork_confined(confinement, folder)
+confinement = policy.Confinement(level, (), user.new_identity(level))
+folders.hand_over([folder], confinement)
+pid = contain.fork_confined(confinement, folder)
 if pid == 0:
     status = dict(line.split(":", 1) for line in open("/proc/self/status"))
     found = [level, str(os.getuid()), status["CapEff"].strip(), status["CapPrm"].strip()]

@@ -46,8 +46,8 @@ from grader.output.regrade_json import REGRADE_SCHEMA, regrade_data
 from grader.output.terminal import render_regrade
 from grader.results.batch import Override
 from grader.results.replay import Regrade, Replay
-from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.pool import require_isolation
+from grader.sandbox.levels import IsolationLevel
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 

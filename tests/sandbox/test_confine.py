@@ -24,11 +24,24 @@ import pytest
 
 from grader.errors import GraderError
 from grader.inputs.catalog import kit_root
-from grader.sandbox import confine, libc, reaper
-from grader.sandbox.confine import LEVELS, Confinement, confinement_for, isolation_level
+from grader.sandbox import libc, reaper
+from grader.sandbox.confine import (
+    contain,
+    descriptors,
+    folders,
+    limits,
+    pid_namespace,
+    probe,
+    report,
+    user,
+)
+from grader.sandbox.confine.cgroups import Cgroups
+from grader.sandbox.confine.policy import Confinement, confinement_for
+from grader.sandbox.confine.probe import isolation_level
 from grader.sandbox.host.client import LIVE_WORKERS
 from grader.sandbox.host.job import OTHER_HASH_SEED, Job
 from grader.sandbox.host.pool import WorkerPool, require_isolation
+from grader.sandbox.levels import LEVELS
 from grader.sandbox.procfs import descendants, still_runs
 
 pytest_plugins = ["hostile_harness"]
@@ -42,7 +55,7 @@ MACHINE_FOLDERS = ("/tmp", "/home", "/var", "/etc", "/autograder", "/srv", "/opt
 def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str, Any], int]:
     """What a confined child sees of the machine, and its exit code as the parent reads it."""
     read_end, write_end = os.pipe()
-    pid = confine.fork_confined(confinement, workdir)
+    pid = contain.fork_confined(confinement, workdir)
     if pid == 0:  # the confined child: report and end by a signal
         try:
             os.close(read_end)
@@ -56,7 +69,7 @@ def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str,
                 "machine": [path for path in MACHINE_FOLDERS if os.path.exists(path)],
                 "kit_writable": os.access(kit_root(), os.W_OK),
                 "workdir_writable": os.access(
-                    confine.folder_seen(workdir, confinement.level), os.W_OK
+                    folders.folder_seen(workdir, confinement.level), os.W_OK
                 ),
             }
             try:
@@ -74,7 +87,7 @@ def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str,
         data += chunk
     os.close(read_end)
     _, status = os.waitpid(pid, 0)
-    return json.loads(data), confine.exit_code(status, confinement)
+    return json.loads(data), pid_namespace.exit_code(status, confinement)
 
 
 def test_root_reaches_a_level_above_none_and_others_report_none() -> None:
@@ -93,7 +106,7 @@ def test_the_level_reached_keeps_its_promises(tmp_path: Path) -> None:
     workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"confine-{os.getpid()}"
     workdir.mkdir()
     try:
-        confine.hand_over([workdir], confinement)
+        folders.hand_over([workdir], confinement)
         seen, code = observe_confined(confinement, workdir)
     finally:
         workdir.rmdir()
@@ -118,7 +131,7 @@ def test_a_confined_run_leaves_no_process_once_its_pid_is_killed() -> None:
     libc.become_subreaper()  # orphans come here, where the test can see them
     confinement = confinement_for(isolation_level())
     read_end, write_end = os.pipe()
-    pid = confine.fork_confined(confinement, Path("/"))
+    pid = contain.fork_confined(confinement, Path("/"))
     if pid == 0:
         try:
             if os.fork() == 0:
@@ -134,7 +147,7 @@ def test_a_confined_run_leaves_no_process_once_its_pid_is_killed() -> None:
     assert os.read(read_end, 2) == b"up"
     os.close(read_end)
     run = [process for process in descendants(os.getpid()) if still_runs(process)]
-    assert run and all(confine.is_untrusted(process) for process in run)
+    assert run and all(limits.is_untrusted(process) for process in run)
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     if isolation_level() == "namespaces":
@@ -183,8 +196,8 @@ def reap_any() -> None:
 
 
 def test_a_process_without_the_mark_is_not_taken_for_a_run() -> None:
-    assert not confine.is_untrusted(os.getpid())
-    assert not confine.is_untrusted(1)
+    assert not limits.is_untrusted(os.getpid())
+    assert not limits.is_untrusted(1)
 
 
 def test_workers_run_without_address_randomisation() -> None:
@@ -205,12 +218,12 @@ def test_a_report_names_the_cgroups_a_run_gets() -> None:
     """The report's ``confinement`` says which cgroups a run is put in: the ones a worker can
     make on this machine, no more and no fewer; and namespaces only at that level."""
     level = isolation_level()
-    cgroups = confine.Cgroups()
+    cgroups = Cgroups()
     try:
         made = list(cgroups.kinds)
     finally:
         cgroups.close()
-    described = confine.what_runs_get(level)
+    described = report.what_runs_get(level)
     assert described["cgroups"] == made
     assert bool(described["namespaces"]) == (level == "namespaces")
     assert ("nobody" in str(described["identity"])) == (level == "namespaces")
@@ -223,7 +236,7 @@ def test_a_forked_process_keeps_only_the_descriptors_it_is_handed() -> None:
     if pid == 0:
         code = 1
         try:
-            confine.close_descriptors_but({0, 1, 2, kept})
+            descriptors.close_descriptors_but({0, 1, 2, kept})
             still_open = [fd for fd in (0, 1, 2, kept, dropped) if _is_open(fd)]
             code = 0 if still_open == [0, 1, 2, kept] else 1
         finally:
@@ -250,10 +263,10 @@ def test_as_root_best_means_namespaces_else_uid_else_exit_2(
     may still force ``none`` (``at_most``); an ordinary user gets ``none``, as practice."""
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     for machine in ("namespaces", "uid"):
-        monkeypatch.setattr(confine, "isolation_level", lambda machine=machine: machine)
+        monkeypatch.setattr(probe, "isolation_level", lambda machine=machine: machine)
         assert require_isolation("none") == machine
-    monkeypatch.setattr(confine, "isolation_level", lambda: "none")
-    monkeypatch.setattr(confine, "level_lacks", lambda level: (f"{level} lacks this",))
+    monkeypatch.setattr(probe, "isolation_level", lambda: "none")
+    monkeypatch.setattr(probe, "level_lacks", lambda level: (f"{level} lacks this",))
     with pytest.raises(GraderError) as refused:
         require_isolation("none")
     said = str(refused.value)
@@ -298,9 +311,9 @@ def lacking_as_nobody(needed: list[Path], private: list[Path]) -> list[str]:
         try:
             os.close(read_end)
             os.setgroups([])
-            os.setgid(confine.UNTRUSTED_GID)
-            os.setuid(confine.UNTRUSTED_UID)
-            said = confine._what_is_lacking("uid", needed, private)
+            os.setgid(user.UNTRUSTED_GID)
+            os.setuid(user.UNTRUSTED_UID)
+            said = probe._what_is_lacking("uid", needed, private)
             os.write(write_end, json.dumps(said).encode())
         finally:
             os._exit(0)

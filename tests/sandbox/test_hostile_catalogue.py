@@ -29,8 +29,8 @@ from markdown_it import MarkdownIt
 from grader.commands.check import check
 from grader.inputs.catalog import Chapter
 from grader.output.summary import report_to_markdown
-from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.levels import IsolationLevel
 from grader.static.checker import check_test_source
 
 pytest_plugins = ["hostile_harness"]

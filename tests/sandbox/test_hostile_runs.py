@@ -31,8 +31,8 @@ from hostile_harness import (
     wait_until_gone,
 )
 
-from grader.sandbox import confine
-from grader.sandbox.confine import MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES
+from grader.sandbox.confine import leftovers, policy, probe, user
+from grader.sandbox.confine.limits import MEMORY_LIMIT_BYTES, OUTPUT_LIMIT_BYTES
 from grader.sandbox.host.job import OTHER_HASH_SEED, wall_backstop
 from grader.sandbox.host.pool import WorkerPool
 
@@ -244,10 +244,10 @@ def test_no_run_sees_what_an_earlier_run_left(pool: WorkerPool) -> None:
         places += reported(result, "test_where")
     assert places == places[:2] * 3 and len(set(places)) == 2
     assert not any(Path(place).exists() for place in places)
-    leftovers = [Path(folder, "seen") for folder in confine.SHARED_FOLDERS]
+    notes = [Path(folder, "seen") for folder in leftovers.SHARED_FOLDERS]
     if pool.isolation == "namespaces":
-        assert not any(note.exists() for note in leftovers)
-    for note in leftovers:
+        assert not any(note.exists() for note in notes)
+    for note in notes:
         with contextlib.suppress(OSError):
             note.unlink()
 
@@ -338,7 +338,7 @@ def test_at_the_uid_level_no_note_in_a_shared_folder_outlives_its_run(uid_pool: 
         return
     shared = Path(tempfile.mkdtemp(prefix="grader-shared-", dir="/tmp"))
     shared.chmod(0o1777)
-    folders = (*confine.SHARED_FOLDERS, str(shared))
+    folders = (*leftovers.SHARED_FOLDERS, str(shared))
     try:
         for _ in range(3):
             result = run(uid_pool, NOTE_TAKER.replace("FOLDERS", repr(folders)))
@@ -358,9 +358,9 @@ def test_leftovers_are_only_the_untrusted_users(
     the folders below them every user may write; nothing of another user's, and nothing
     a symbolic link points at."""
     if os.geteuid() != 0:
-        assert confine.isolation_level() == "none"
+        assert probe.isolation_level() == "none"
         return
-    nobody = confine.UNTRUSTED_UID
+    nobody = user.UNTRUSTED_UID
     theirs_top, ours_top = reachable_tmp_path / "theirs", reachable_tmp_path / "ours"
     open_below, closed_below = reachable_tmp_path / "open", reachable_tmp_path / "closed"
     for folder, mode in ((open_below, 0o1777), (closed_below, 0o755)):
@@ -377,8 +377,8 @@ def test_leftovers_are_only_the_untrusted_users(
     (reachable_tmp_path / "link").symlink_to(victim)
     for path in planted:
         os.chown(path, nobody, nobody, follow_symlinks=False)
-    monkeypatch.setattr(confine, "SHARED_FOLDERS", (str(reachable_tmp_path),))
-    confine.remove_leftovers(confine.Confinement("uid"))
+    monkeypatch.setattr(leftovers, "SHARED_FOLDERS", (str(reachable_tmp_path),))
+    leftovers.remove_leftovers(policy.Confinement("uid"))
     left = sorted(
         str(path.relative_to(reachable_tmp_path)) for path in reachable_tmp_path.rglob("*")
     )
@@ -428,7 +428,7 @@ def test_the_kits_reference_is_out_of_sight_of_a_confined_run(pool: WorkerPool) 
         def test_look():
             seen = {name: os.path.exists(os.path.join(KIT, name))
                     for name in ("reference", "mutants", "wheats", "course_tests", "chapter")}
-            GRADER = ("catalog.py", "sandbox/confine.py", "sandbox/protocol.py",
+            GRADER = ("catalog.py", "sandbox/confine", "sandbox/protocol.py",
                       "sandbox/untrusted")
             here = os.path.dirname(grader.__file__)
             grader_files = [n for n in GRADER if os.path.exists(os.path.join(here, n))]
@@ -453,7 +453,7 @@ def test_kill_minus_one_reaches_only_its_own_run(pool: WorkerPool) -> None:
     would kill every process of the user running the tests, so it is not tried there; the
     level is then ``none``, as asserted."""
     if pool.isolation == "none":
-        assert confine.isolation_level() == "none" and os.geteuid() != 0
+        assert probe.isolation_level() == "none" and os.geteuid() != 0
         return
     slow = "import time\ndef test_slow():\n    time.sleep(3)\n"
     killer = """

@@ -27,9 +27,9 @@ from hostile_harness import (
 from grader.commands.check import check
 from grader.inputs.catalog import Chapter
 from grader.output.check_json import report_to_dict
-from grader.sandbox.confine import LEVELS, IsolationLevel
 from grader.sandbox.host.job import OTHER_HASH_SEED, Job
 from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.levels import LEVELS, IsolationLevel
 
 pytest_plugins = ["hostile_harness"]
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)

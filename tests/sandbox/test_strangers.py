@@ -25,9 +25,11 @@ from grader.commands import batch
 from grader.commands.batch import grade_batch
 from grader.errors import GraderError
 from grader.inputs.catalog import Chapter
-from grader.sandbox import confine, procfs, reaper
-from grader.sandbox.confine import LEVELS, IsolationLevel
+from grader.sandbox import procfs, reaper
+from grader.sandbox.confine import user
+from grader.sandbox.confine.folders import open_to_runs
 from grader.sandbox.host.pool import MACHINE_LOCK, WorkerPool
+from grader.sandbox.levels import LEVELS, IsolationLevel
 
 pytest_plugins = ["hostile_harness"]
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
@@ -111,7 +113,7 @@ def test_the_sweep_removes_what_a_runs_users_left_in_ipc() -> None:
     """Where no filter refused them (a machine whose call table the kit does not know), what
     a run's users made in System V IPC is removed by the sweep after the run, by owner;
     another user's objects stay."""
-    run_uid, other_uid = confine.RUN_IDS.start + 3301, confine.RUN_IDS.start + 3302
+    run_uid, other_uid = user.RUN_IDS.start + 3301, user.RUN_IDS.start + 3302
     libc = ctypes.CDLL(None, use_errno=True)
     for uid, key in ((run_uid, IPC_KEY + 1), (other_uid, IPC_KEY + 2)):
         pid = os.fork()
@@ -346,7 +348,7 @@ def test_at_uid_a_batch_refuses_a_class_other_users_can_enter(
     assert said.endswith("nothing was graded") and not out.exists()
     out.mkdir(mode=0o700)
     (reachable_tmp_path / "class").chmod(0o700)  # closing a folder above them does too
-    assert confine.open_to_runs([out, *folders]) == []
+    assert open_to_runs([out, *folders]) == []
 
 
 SPAN = f"""

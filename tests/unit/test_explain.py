@@ -27,7 +27,7 @@ from grader.results.check import (
     MutationResult,
     StudentTestsResult,
 )
-from grader.sandbox.confine import OUTPUT_LIMIT_BYTES
+from grader.sandbox.confine.limits import OUTPUT_LIMIT_BYTES
 from grader.sandbox.untrusted.proxy import ImplementationError
 
 CHAPTER = load_chapter()

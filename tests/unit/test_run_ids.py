@@ -14,8 +14,9 @@ import os
 import pytest
 
 from grader.errors import GraderError
-from grader.sandbox import confine, procfs
-from grader.sandbox.confine import (
+from grader.sandbox import procfs
+from grader.sandbox.confine import probe, user
+from grader.sandbox.confine.user import (
     MIN_RUN_IDS,
     NARROW_RUN_IDS,
     RUN_IDS,
@@ -60,7 +61,7 @@ def test_without_a_uid_map_runs_draw_from_the_reserved_range() -> None:
 def test_a_map_of_65536_ids_gives_the_narrow_band() -> None:
     mapped = procfs.parse_id_map(PODMAN)
     assert choose_run_ids(mapped, mapped) == NARROW_RUN_IDS
-    assert 0 not in NARROW_RUN_IDS and confine.UNTRUSTED_UID not in NARROW_RUN_IDS
+    assert 0 not in NARROW_RUN_IDS and user.UNTRUSTED_UID not in NARROW_RUN_IDS
     assert all(ids in range(65536) for ids in (NARROW_RUN_IDS.start, NARROW_RUN_IDS.stop - 1))
 
 
@@ -94,22 +95,22 @@ def test_too_few_mapped_ids_are_refused_saying_why(map_text: str) -> None:
 
 def test_two_draws_for_one_run_never_share_an_id(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a band of two ids the second process of a run still gets the other one."""
-    monkeypatch.setattr(confine, "run_ids", lambda: range(60_000, 60_002))
+    monkeypatch.setattr(user, "run_ids", lambda: range(60_000, 60_002))
     monkeypatch.setattr(procfs, "users_processes", lambda uids: [])
     for _ in range(20):
-        first = confine.new_identity("uid")
+        first = user.new_identity("uid")
         assert first in (60_000, 60_001)
-        assert confine.new_identity("uid", (first,)) == ({60_000, 60_001} - {first}).pop()
-        drawn = confine.new_identities("namespaces", ("test", "impl"))
+        assert user.new_identity("uid", (first,)) == ({60_000, 60_001} - {first}).pop()
+        drawn = user.new_identities("namespaces", ("test", "impl"))
         assert {drawn["test"], drawn["impl"]} == {60_000, 60_001}
-    assert confine.new_identities("none", ("test", "impl")) == {"test": None, "impl": None}
+    assert user.new_identities("none", ("test", "impl")) == {"test": None, "impl": None}
 
 
 def test_an_id_a_process_holds_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """In the narrow band another worker's live run may hold an id: it is never drawn."""
-    monkeypatch.setattr(confine, "run_ids", lambda: range(60_000, 60_003))
+    monkeypatch.setattr(user, "run_ids", lambda: range(60_000, 60_003))
     monkeypatch.setattr(procfs, "users_processes", lambda uids: [1] if 60_001 in uids else [])
-    drawn = {confine.new_identity("namespaces", (60_000,)) for _ in range(30)}
+    drawn = {user.new_identity("namespaces", (60_000,)) for _ in range(30)}
     assert drawn == {60_002}
 
 
@@ -119,15 +120,15 @@ def test_the_grader_stops_with_exit_2_where_too_few_ids_are_mapped(
     def unmapped() -> range:
         raise RunIdsUnmapped("this container's user namespace maps only 1 of the ids")
 
-    monkeypatch.setattr(confine, "isolation_level", lambda: "uid")
-    monkeypatch.setattr(confine, "run_ids", unmapped)
+    monkeypatch.setattr(probe, "isolation_level", lambda: "uid")
+    monkeypatch.setattr(user, "run_ids", unmapped)
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     with pytest.raises(GraderError, match=r"maps only 1 of the ids.*nothing was graded") as raised:
         pool.require_isolation("none")
     assert raised.value.exit_code == 2
     # Root whose namespace does not map nobody either: the level probe finds no level, and the
     # reason given is the map.
-    monkeypatch.setattr(confine, "isolation_level", lambda: "none")
+    monkeypatch.setattr(probe, "isolation_level", lambda: "none")
     with pytest.raises(GraderError, match=r"^this container's user namespace maps only 1"):
         pool.require_isolation("uid")
     assert pool.require_isolation("none", at_most="none") == "none"  # the kit's tests at none

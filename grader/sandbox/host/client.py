@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import GraderError
-from grader.sandbox import confine, procfs, protocol, reaper
-from grader.sandbox.confine import IsolationLevel
+from grader.sandbox import procfs, protocol, reaper
+from grader.sandbox.confine import limits
 from grader.sandbox.host.compiled import rewritten_pyc
 from grader.sandbox.host.job import ANY_INTERFACE, Job, wall_backstop
 from grader.sandbox.host.result import PARENT_KILLED, RunResult, interpret
+from grader.sandbox.levels import IsolationLevel
 from grader.sandbox.protocol import JobMessage, RunRecord, Started, WireError, channel
 
 STOP_GRACE_SECONDS = 5.0
@@ -76,7 +77,7 @@ class Worker:
         for every worker, so that no test can tell which worker runs it (the kit's own tests
         run on ``home``)."""
         self.home = home
-        """The CPU its runs' implementation processes run on (``confine.pins_implementation``)."""
+        """The CPU its runs' implementation processes run on (``policy.pins_implementation``)."""
         self.level = level
         self.child_pid: int | None = None
         self.control: socket.socket | None = None
@@ -264,9 +265,9 @@ LIVE_WORKERS: set[int] = set()
 
 def sweep_strays() -> None:
     """Kill every process of a run handed to this process (known by the mark every run's
-    process carries, ``confine.is_untrusted``) with what it started: the grader is a child
+    process carries, ``limits.is_untrusted``) with what it started: the grader is a child
     subreaper, so a run whose worker died comes here (``reaper.sweep_strays``)."""
-    reaper.sweep_strays(LIVE_WORKERS, confine.is_untrusted)
+    reaper.sweep_strays(LIVE_WORKERS, limits.is_untrusted)
 
 
 def kill_strays(scratch: Path) -> None:

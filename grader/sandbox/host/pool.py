@@ -25,11 +25,12 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from grader.errors import STOP_SIGNALS, GraderError, GraderStopped
-from grader.sandbox import confine, libc
-from grader.sandbox.confine import IsolationLevel
+from grader.sandbox import levels, libc
+from grader.sandbox.confine import folders, probe, user
 from grader.sandbox.host.client import Worker, kill_strays, sweep_strays
 from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Job
 from grader.sandbox.host.result import RunResult
+from grader.sandbox.levels import IsolationLevel
 
 WORKERS = 2
 """Warm workers a pool starts unless told otherwise: two keep both cores of the machine busy."""
@@ -87,7 +88,7 @@ class WorkerPool:
                 self.scratch = Path(tempfile.mkdtemp(prefix="grader-"))
                 if self.isolation != "none":
                     self.scratch.chmod(0o711)  # its runs pass through; only the grader lists it
-                    if self.isolation == "uid" and not confine.reachable(self.scratch):
+                    if self.isolation == "uid" and not folders.reachable(self.scratch):
                         raise GraderError(
                             f"the scratch folder {self.scratch} lies in a folder other users "
                             "cannot pass through, so the confined runs cannot reach it; "
@@ -298,26 +299,26 @@ def require_isolation(
     forks, so it runs with the stop signals held (``_held_by_the_kernel``).
     """
     with _held_by_the_kernel():
-        level = confine.isolation_level()
-    if confine.level_at_least(level, at_most):
+        level = probe.isolation_level()
+    if levels.level_at_least(level, at_most):
         level = at_most
-    if os.geteuid() == 0 and at_most != "none" and not confine.level_at_least(minimum, "uid"):
+    if os.geteuid() == 0 and at_most != "none" and not levels.level_at_least(minimum, "uid"):
         minimum = "uid"
     unmapped = _unmapped_run_ids() if os.geteuid() == 0 and at_most != "none" else None
     if unmapped is not None:
         raise GraderError(f"{unmapped}; nothing was graded")
-    if not confine.level_at_least(level, minimum):
+    if not levels.level_at_least(level, minimum):
         raise GraderError(_why_not(minimum, level))
     return level
 
 
 def _unmapped_run_ids() -> str | None:
-    """Why runs have no ids to take in this user namespace (``confine.run_ids``), or ``None``:
+    """Why runs have no ids to take in this user namespace (``confine.user.run_ids``), or ``None``:
     as root a grade needs them, and a level probe in a namespace that maps too few finds no
     level at all, whose reason is the map."""
     try:
-        confine.run_ids()
-    except (confine.RunIdsUnmapped, OSError, ValueError) as error:
+        user.run_ids()
+    except (user.RunIdsUnmapped, OSError, ValueError) as error:
         return str(error)
     return None
 
@@ -330,10 +331,10 @@ def _why_not(minimum: IsolationLevel, level: IsolationLevel) -> str:
             "confinement needs the grader to run as root (sudo, or root in a container); "
             "nothing was graded"
         )
-    wanted = [name for name in ("namespaces", "uid") if confine.level_at_least(name, minimum)]
+    wanted = [name for name in ("namespaces", "uid") if levels.level_at_least(name, minimum)]
     with _held_by_the_kernel():  # each level's probe (cached) forks
         lacks = "; ".join(
-            f"{name}: {', '.join(confine.level_lacks(name))}" for name in wanted if name != level
+            f"{name}: {', '.join(probe.level_lacks(name))}" for name in wanted if name != level
         )
     return (
         f"as root the grader grades only in confined runs (at least {minimum!r}), and this "

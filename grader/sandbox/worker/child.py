@@ -1,6 +1,6 @@
 """A run's two processes as the fork server starts them: their set-up, then what they run.
 
-Each is confined already (``confine.fork_confined``) when it gets here. The
+Each is confined already (``contain.fork_confined``) when it gets here. The
 set-up gives it a clean environment, a folder of its own, no inherited
 files, nothing of the kit on ``sys.path`` and fixed-size resource limits, the
 same for every run of a test file; then the implementation process loads its
@@ -32,8 +32,9 @@ import pytest
 from _pytest.assertion.rewrite import PYC_TAIL, get_cache_dir
 
 from grader.inputs.hypothesis_profile import enforce as enforce_grader_settings
-from grader.sandbox import confine, libc
-from grader.sandbox.confine import MEMORY_LIMIT_BYTES, OPEN_FILES_LIMIT, OUTPUT_LIMIT_BYTES
+from grader.sandbox import libc
+from grader.sandbox.confine import descriptors
+from grader.sandbox.confine.limits import MEMORY_LIMIT_BYTES, OPEN_FILES_LIMIT, OUTPUT_LIMIT_BYTES
 from grader.sandbox.protocol import RunJob
 from grader.sandbox.untrusted import implementation, proxy
 from grader.sandbox.untrusted.recorder import OutcomeRecorder
@@ -157,7 +158,7 @@ def _isolate(folder: Path, keep: tuple[int, ...], output: int, job: RunJob) -> N
     os.dup2(devnull, 0)
     os.dup2(output, 1)
     os.dup2(output, 2)
-    confine.close_descriptors_but({0, 1, 2, *keep})
+    descriptors.close_descriptors_but({0, 1, 2, *keep})
     os.chdir(folder)
     os.environ.clear()
     os.environ.update(

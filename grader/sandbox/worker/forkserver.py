@@ -32,8 +32,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from grader.sandbox import confine, libc, protocol, reaper
-from grader.sandbox.confine import Confinement
+from grader.sandbox import libc, protocol, reaper
+from grader.sandbox.confine import cgroups, contain, descriptors
+from grader.sandbox.confine.policy import Confinement
 from grader.sandbox.protocol import RunJob, SpawnMessage, channel
 
 Entry = Callable[[RunJob, list[int]], None]
@@ -141,7 +142,7 @@ def _serve(commands: int, jobs: socket.socket, confinement: Confinement, entry: 
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
-        confine.close_descriptors_but({0, 1, 2, commands, jobs.fileno()})
+        descriptors.close_descriptors_but({0, 1, 2, commands, jobs.fileno()})
         while protocol.receive_number(commands) == _FORK:
             if os.fork() == 0:
                 _root(commands, jobs, confinement, entry)
@@ -162,9 +163,9 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
         protocol.send_number(status, os.getpid())
         message: SpawnMessage = protocol.receive_json(job_channel)
         os.close(job_channel)
-        confine.join_cgroups(message["cgroups"])
+        cgroups.join_cgroups(message["cgroups"])
         confined = confinement.as_identity(message["identity"])
-        child = confine.fork_confined(confined, Path(message["workdir"]), new_session=False)
+        child = contain.fork_confined(confined, Path(message["workdir"]), new_session=False)
         if child == 0:
             os.close(status)
             entry(message["job"], passed)

@@ -48,8 +48,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader.sandbox import confine, libc, procfs, protocol, reaper, untrusted
-from grader.sandbox.confine import Confinement
+from grader.sandbox import libc, procfs, protocol, reaper, untrusted
+from grader.sandbox.confine import folders, leftovers, policy, user
+from grader.sandbox.confine.cgroups import Cgroups
+from grader.sandbox.confine.pid_namespace import exit_code
+from grader.sandbox.confine.policy import Confinement
+from grader.sandbox.levels import IsolationLevel, parse_level
 from grader.sandbox.protocol import JobMessage, RunJob, RunRecord, Started, channel
 from grader.sandbox.worker import warm_pytest
 from grader.sandbox.worker.child import run_process
@@ -81,20 +85,20 @@ class GraderGone(Exception):
     """The grader closed the worker's stdin while a run was going: stop at once."""
 
 
-def serve(scratch: Path, level: confine.IsolationLevel) -> None:
+def serve(scratch: Path, level: IsolationLevel) -> None:
     """Answer jobs from the control socket (fd 0) until it closes; leave no process behind."""
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_IGN)  # the grader stops the worker by closing fd 0
     libc.become_subreaper()
     libc.not_dumpable()
-    confine.private_mounts(level)
+    folders.private_mounts(level)
     warm_pytest.warm_up(scratch)
     # What a run's root holds at namespaces: what the warm-up imported, of the grader only
     # the modules that run inside a run.
-    confinement = confine.confinement_for(level, RUN_MODULES)
+    confinement = policy.confinement_for(level, RUN_MODULES)
     gc.freeze()  # what the worker holds is never collected: forks neither scan nor copy it
     server = ForkServer(confinement, run_process)
-    cgroups = confine.Cgroups()
+    cgroups = Cgroups()
     control = socket.socket(fileno=CONTROL_FD)
     try:
         while True:
@@ -143,24 +147,24 @@ def run_job(
     scratch: Path,
     confinement: Confinement,
     server: ForkServer,
-    cgroups: confine.Cgroups | None = None,
+    cgroups: Cgroups | None = None,
 ) -> RunRecord:
     """Start a run's two processes for ``job`` (from the fork server, confined), wait within
     its limits, describe the run.
 
     The implementation process (``untrusted.implementation``) and the test process (pytest,
     the recorder, the stand-in ``untrusted.proxy``) talk over two pipes; only the test process
-    holds the outcome channel. Each has a uid (``confine.new_identities``) and a folder of its
+    holds the outcome channel. Each has a uid (``user.new_identities``) and a folder of its
     own: the implementation cannot read or write the test file, nor the test its folder. Both
     are in one cgroup of the run's own where the machine gives one. Whatever happens, every
     process of the run is dead and its folder gone before this returns (or raises).
     """
     marks = {"begun": time.monotonic()}
     steps: dict[str, float] = {}
-    cgroups = cgroups or confine.Cgroups()
+    cgroups = cgroups or Cgroups()
     folder, seen = _folders(scratch, confinement.level)
     spawned: list[Spawned] = []
-    identities = confine.new_identities(confinement.level, ("test", "impl"))
+    identities = user.new_identities(confinement.level, ("test", "impl"))
     log = -1
     try:
         _lay_out(folder, confinement, identities["test"], identities["impl"])
@@ -181,7 +185,7 @@ def run_job(
             "events": _without_folder(events, seen),
             "timed_out": timed_out,
             "stopped": stopped,
-            "exit_code": confine.exit_code(status, confinement) if status is not None else None,
+            "exit_code": exit_code(status, confinement) if status is not None else None,
             "parent_killed": status is None and not timed_out and not stopped,
             "over_cap": usage.over_cap() or "",  # with every process gone: the last word
             "seconds": time.monotonic() - started,
@@ -194,16 +198,16 @@ def run_job(
             process.close()
         if log >= 0:
             os.close(log)
-        confine.remove_run_folder(folder, confinement.level)
+        folders.remove_run_folder(folder, confinement.level)
         marks["remove"] = time.monotonic()
         steps.update(_steps(marks))
 
 
-def _folders(scratch: Path, level: confine.IsolationLevel) -> tuple[Path, Path]:
-    """A new run's folder, named alike for every run (``confine.make_run_folder``), and where
-    the run's processes find it (``confine.folder_seen``)."""
-    folder = confine.make_run_folder(scratch, "run", level)
-    return folder, confine.folder_seen(folder, level)
+def _folders(scratch: Path, level: IsolationLevel) -> tuple[Path, Path]:
+    """A new run's folder, named alike for every run (``folders.make_run_folder``), and where
+    the run's processes find it (``folders.folder_seen``)."""
+    folder = folders.make_run_folder(scratch, "run", level)
+    return folder, folders.folder_seen(folder, level)
 
 
 def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[RunJob, RunJob]:
@@ -223,7 +227,7 @@ def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[
     test.pop("implementation_cpus", None)
     test.pop("call_limit", None)
     cpus = implementation.pop("implementation_cpus", None)
-    if cpus and confine.pins_implementation(confinement):
+    if cpus and policy.pins_implementation(confinement):
         implementation["cpus"] = cpus
         if job["kit_tests"]:
             test["cpus"] = cpus
@@ -300,7 +304,7 @@ def _spawn_pair(
 
 def _sweep(
     spawned: list[Spawned],
-    cgroups: confine.Cgroups,
+    cgroups: Cgroups,
     identities: dict[str, int | None],
     confinement: Confinement,
     server: ForkServer,
@@ -317,7 +321,7 @@ def _sweep(
         reaper.remove_users_ipc(uid for uid in identities.values() if uid is not None)
     reaper.kill_descendants(spare=server.pid)
     for uid in identities.values():
-        confine.remove_leftovers(confinement.as_identity(uid))
+        leftovers.remove_leftovers(confinement.as_identity(uid))
 
 
 STEPS = {
@@ -365,8 +369,8 @@ def _lay_out(
         (folder / "implementation" / name).mkdir(parents=True)
     own = [folder / "implementation", *(folder / "implementation").iterdir()]
     theirs = [folder, folder / "tests", folder / "home", folder / "tmp", folder / "pytest.ini"]
-    confine.hand_over(theirs, confinement.as_identity(test))
-    confine.hand_over(own, confinement.as_identity(implementation))
+    folders.hand_over(theirs, confinement.as_identity(test))
+    folders.hand_over(own, confinement.as_identity(implementation))
     if confinement.uid is not None:
         for path in (*own, *theirs[1:4]):
             path.chmod(0o700)
@@ -378,14 +382,14 @@ class _Usage:
     the sum over its processes (those alive, and the dead its processes have reaped); and
     whether its folder is over its caps."""
 
-    def __init__(self, roots: list[int], cgroups: confine.Cgroups, folder: Path) -> None:
+    def __init__(self, roots: list[int], cgroups: Cgroups, folder: Path) -> None:
         self.roots = roots
         self.cgroups = cgroups
         self.folder = folder
         self.most = 0.0
 
     def over_cap(self) -> str | None:
-        return confine.folder_over_cap(self.folder)
+        return folders.folder_over_cap(self.folder)
 
     def seconds(self) -> float:
         counted = self.cgroups.cpu_seconds()
@@ -518,4 +522,4 @@ def main() -> None:
     in every run (the process runs itself again with address randomisation off)."""
     if libc.turn_off_address_randomisation():
         os.execv(sys.executable, sys.orig_argv)
-    serve(Path(sys.argv[1]), confine.parse_level(sys.argv[2]))
+    serve(Path(sys.argv[1]), parse_level(sys.argv[2]))
