@@ -55,7 +55,7 @@ def _encode(status: int) -> int:
 
 
 def exit_code(status: int, confinement: Confinement) -> int:
-    """The child's exit code from the wait status of ``fork_confined``'s pid, as
+    """The child's exit code from the wait status of ``contain.fork_confined``'s pid, as
     ``os.waitstatus_to_exitcode`` gives it: negative for a signal. At the ``namespaces``
     level an exit status of 129 to 159 means the signal of that number less 128."""
     code = os.waitstatus_to_exitcode(status)

@@ -84,7 +84,7 @@ def new_identity(level: IsolationLevel, taken: Iterable[int] = ()) -> int | None
 
     Drawn at random, so it says nothing a test could use; it is never reused
     while anything of its run lives, since every run ends swept (by its PID
-    namespace, its cgroup and its users: ``kill_users``). From the narrow band
+    namespace, its cgroup and its users: ``reaper.kill_users``). From the narrow band
     an id some process holds (another worker's run) is drawn again.
     """
     if level == "none":
