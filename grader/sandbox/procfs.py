@@ -121,18 +121,17 @@ def still_runs(pid: int) -> bool:
 def running_from(marker: bytes) -> list[int]:
     """The pids of every process but this one whose command line holds the argument
     ``marker`` whole."""
-    needle = b"\0" + marker + b"\0"
-    found = []
-    for name in _pids():
-        if int(name) == os.getpid():
-            continue
-        try:
-            with open(f"{ROOT}/{name}/cmdline", "rb") as cmdline:
-                if needle in b"\0" + cmdline.read():
-                    found.append(int(name))
-        except OSError:
-            continue
-    return found
+    pids = (int(name) for name in _pids())
+    return [pid for pid in pids if pid != os.getpid() and runs_from(pid, marker)]
+
+
+def runs_from(pid: int, marker: bytes) -> bool:
+    """Whether process ``pid``'s command line holds the argument ``marker`` whole."""
+    try:
+        with open(f"{ROOT}/{pid}/cmdline", "rb") as cmdline:
+            return b"\0" + marker + b"\0" in b"\0" + cmdline.read()
+    except OSError:
+        return False
 
 
 IPC_KINDS = ("shm", "sem", "msg")

@@ -1,8 +1,9 @@
 """Every way the sandbox ends or collects a process: the only code that sends a signal or waits.
 
 A reviewer asking "what can kill a process here, and what could it miss?"
-reads this file. Killing goes by pidfd where a pid is chosen from ``/proc``
-(``kill_by_pidfd``), so a pid reused meanwhile is never hit; by process group
+reads this file. Killing goes by pidfd wherever a pid is chosen from ``/proc``
+(``kill_by_pidfd``, the one killer by pid: by number only on a kernel without
+pidfds), so a pid reused meanwhile is never hit; by process group
 for a run's root (``kill_group``); by cgroup (``kill_cgroup``), by user
 (``kill_users``) and by ancestry (``kill_descendants``, ``sweep_strays``) for
 what a run left behind, whatever its state letter, group or command line; what
@@ -15,6 +16,7 @@ worker's ``Popen``. Which processes to look at comes from ``procfs``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import signal
@@ -33,10 +35,14 @@ SWEEP_SECONDS = 10.0
 
 def kill_by_pidfd(pid: int, marked: Callable[[int], bool] | None = None) -> None:
     """SIGKILL process ``pid`` through a pidfd, so a pid reused meanwhile is never hit; with
-    ``marked``, only if the process opened still passes it (carries a run's mark)."""
+    ``marked``, only if the process opened still passes it (carries a run's mark). Only a
+    kernel without pidfds (before Linux 5.3) has it go by the pid number instead."""
     try:
         handle = os.pidfd_open(pid)
-    except OSError:
+    except OSError as error:
+        if error.errno == errno.ENOSYS and (marked is None or marked(pid)):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         return
     try:
         if marked is None or marked(pid):
@@ -189,11 +195,11 @@ def _reap(pid: int, deadline: float) -> None:
 
 
 def kill_running_from(marker: bytes) -> None:
-    """SIGKILL every process whose command line holds the argument ``marker`` (a worker's
-    scratch folder, which every fork of the worker keeps)."""
+    """SIGKILL, by pidfd, every process whose command line holds the argument ``marker`` (a
+    worker's scratch folder, which every fork of the worker keeps), if the process opened
+    still holds it."""
     for pid in procfs.running_from(marker):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+        kill_by_pidfd(pid, lambda opened: procfs.runs_from(opened, marker))
 
 
 def kill_cgroup(folder: Path) -> None:
