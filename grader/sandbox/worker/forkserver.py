@@ -1,21 +1,47 @@
 """Every run's processes forked from one pristine copy of the warm worker.
 
-Why: addresses. With address-space layout randomisation off, a forked
-process starts from its parent's heap exactly as it is at that moment. The
-worker's own work between runs (reading jobs of every size, laying out
-folders, collecting records) leaves its allocator in another state before
-each fork, so the same test file would find its objects at other addresses
-in another run: a ``set`` of plain objects (hashed by address) would iterate
-in another order, and a grade could change from one check to the next.
+**The invariant: every run of a job starts from the same memory.** With
+address-space layout randomisation off, a process's objects lie where its
+allocator's state puts them, so a ``set`` of plain objects (hashed by
+address) iterates in an order that follows everything allocated before it;
+if that state varied from run to run, a test could pass on one check and
+fail on the next. Six choices, each far from the others, hold it; a change
+to any of them must keep it (``tests/sandbox/test_same_memory.py`` forks
+runs of one job and compares what a test can see of memory):
 
-The fork server is forked from the worker once, right after the warm-up,
-and from then on does nothing but wait for a byte and fork, which leaves
-its memory as it was: every fork starts from the same heap. What it forks
-is a run's *root*, a process of the grader's that receives its job and file
-descriptors from the worker, forks the confined process that runs the job
-(``confine.fork_confined``), waits for it and reports its exit status. What
-happens before the untrusted code starts is then a function of the job
-alone, and so are the addresses it sees.
+1. Address randomisation off: ``worker.server.main`` runs the worker again
+   under ``personality(ADDR_NO_RANDOMIZE)`` (``libc.turn_off_address_randomisation``),
+   so every fresh worker maps its heap and libraries at the same addresses.
+2. The fork server (this module): runs are forked from a copy of the worker
+   made once, right after the warm-up, not from the worker, whose heap
+   changes with every job it reads and every record it builds.
+3. ``gc.freeze()`` just before the server is made (``worker.server.serve``):
+   the worker's objects go to the permanent generation, so no collection in
+   a run scans, copies or frees them: a run's collections follow its own
+   objects alone. (Two forks of one server agree without it too; it is the
+   one choice the unit test does not catch by itself.)
+4. Limits stripped from the job (``worker.server._run_jobs``): a run's job
+   carries no time limit, wall backstop or stop rule, which differ by variant
+   (a mutant's limit is measured from the reference); their text would
+   change the heap the root decodes the job in.
+5. An equal-heap warm-up (``worker.warm_pytest`` and what the worker
+   imports): it records no warnings, and the worker makes no
+   ``typing.NamedTuple`` class, both of which once left fresh workers' heaps
+   a few blocks apart.
+6. The shape of the framing code (``protocol``, and the loop below): what
+   the server and a root allocate while they read a command and a job is the
+   same for every run of a job, since the job is (its folder path included:
+   ``confine.folders.make_run_folder``); a random folder name once made the
+   set order follow how the framing code happened to allocate.
+
+How it works. The fork server is forked from the worker once, after the
+warm-up, and from then on does nothing but wait for a byte and fork, which
+leaves its memory as it was: every fork starts from the same heap. What it
+forks is a run's *root*, a process of the grader's that receives its job
+and file descriptors from the worker, forks the confined process that runs
+the job (``contain.fork_confined``), waits for it and reports its exit
+status. What happens before the untrusted code starts is then a function of
+the job alone, and so are the addresses it sees.
 
 The root leads a session of its own holding the run's processes:
 ``os.killpg(root, SIGKILL)`` ends them, and each of them dies with its parent
