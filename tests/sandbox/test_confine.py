@@ -18,7 +18,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 import pytest
 
@@ -52,14 +52,38 @@ only the modules a run runs, which no bare confinement asks for)."""
 MACHINE_FOLDERS = ("/tmp", "/home", "/var", "/etc", "/autograder", "/srv", "/opt")
 
 
-def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str, Any], int]:
+class Seen(TypedDict):
+    """What a confined child reports of the machine."""
+
+    uid: int
+    gid: int
+    groups: list[int]
+    pid: int
+    processes: int
+    kit_content: list[str]
+    machine: list[str]
+    kit_writable: bool
+    workdir_writable: bool
+    network: str
+
+
+def _network() -> str:
+    """``connected`` if this process reaches the machine's loopback, else why not."""
+    try:
+        socket.create_connection(("127.0.0.1", 9), timeout=1).close()
+    except OSError as error:
+        return error.strerror or str(error)
+    return "connected"
+
+
+def observe_confined(confinement: Confinement, workdir: Path) -> tuple[Seen, int]:
     """What a confined child sees of the machine, and its exit code as the parent reads it."""
     read_end, write_end = os.pipe()
     pid = contain.fork_confined(confinement, workdir)
     if pid == 0:  # the confined child: report and end by a signal
         try:
             os.close(read_end)
-            seen: dict[str, Any] = {
+            seen: Seen = {
                 "uid": os.getuid(),
                 "gid": os.getgid(),
                 "groups": os.getgroups(),
@@ -71,12 +95,8 @@ def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str,
                 "workdir_writable": os.access(
                     folders.folder_seen(workdir, confinement.level), os.W_OK
                 ),
+                "network": _network(),
             }
-            try:
-                socket.create_connection(("127.0.0.1", 9), timeout=1).close()
-                seen["network"] = "connected"
-            except OSError as error:
-                seen["network"] = error.strerror
             os.write(write_end, json.dumps(seen).encode())
             os.kill(os.getpid(), 15)
         finally:
@@ -87,7 +107,7 @@ def observe_confined(confinement: Confinement, workdir: Path) -> tuple[dict[str,
         data += chunk
     os.close(read_end)
     _, status = os.waitpid(pid, 0)
-    return json.loads(data), pid_namespace.exit_code(status, confinement)
+    return cast(Seen, json.loads(data)), pid_namespace.exit_code(status, confinement)
 
 
 def test_root_reaches_a_level_above_none_and_others_report_none() -> None:
