@@ -370,7 +370,6 @@ LONGEST_MODULE = 450
 """The most lines a module of ``grader/`` may have."""
 LONG_MODULES = {
     "grader.output.terminal": "issue 37: being split by command",
-    "grader.sandbox.confine": "issue 37: being split by kernel concern",
     "grader.sandbox.protocol": "issue 37: typed call messages, one reader of frames",
     "grader.sandbox.untrusted.implementation": "issue 37: typed call messages",
     "grader.sandbox.untrusted.proxy": "issue 37: typed call messages",
@@ -571,6 +570,7 @@ CONTRACT_KEPT: list[tuple[str, tuple[tuple[str, str], ...]]] = [
     ("output", (("grader.output.x", "grader.results.check"),)),
     ("output", (("grader.output.x", "grader.inputs.catalog"),)),
     ("results", (("grader.results.x", "grader.sandbox.protocol"),)),
+    ("results", (("grader.results.x", "grader.sandbox.levels"),)),
     ("host", (("grader.sandbox.host.x", "grader.sandbox.protocol"),)),
     ("terminal", (("grader.cli.x", "rich"),)),
 ]
@@ -602,8 +602,8 @@ OUTPUT_MAY_IMPORT = frozenset(
 )
 """Of ``grading/``, ``inputs/`` and ``static/``: what ``output/`` may import (the contract's
 comment says why)."""
-RESULTS_MAY_IMPORT = frozenset({PROTOCOL})
-"""Of ``sandbox/``: what ``results/`` may import, the typed messages."""
+RESULTS_MAY_IMPORT = frozenset({PROTOCOL, "grader.sandbox.levels"})
+"""Of ``sandbox/``: what ``results/`` may import, the typed messages and the level names."""
 
 
 @pytest.mark.parametrize(
