@@ -27,9 +27,9 @@ from hostile_harness import (
 from markdown_it import MarkdownIt
 
 from grader.commands.check import check
+from grader.grading.wording import practice_note
 from grader.inputs.catalog import Chapter
 from grader.output.summary import report_to_markdown
-from grader.output.wording import practice_note
 from grader.sandbox.confine import IsolationLevel
 from grader.sandbox.host.pool import WorkerPool
 from grader.static.checker import check_test_source
