@@ -302,7 +302,7 @@ def _grade_one(
         key = result_key(chapter, graded_files(chapter, folder), settings, pool.isolation)
         row = BatchRow(
             name, "fail", 0.0, 0, total, None, None, None, (), refused.message, "",
-            graded_at=_now(), key=key.digest,
+            graded_at=_now(), key=key.digest, isolation=pool.isolation,
         )  # fmt: skip
         return row, None, (None, None)
     try:
@@ -316,7 +316,7 @@ def _grade_one(
         key = result_key(chapter, graded_files(chapter, folder), settings, pool.isolation)
         row = BatchRow(
             name, "fail", 0.0, 0, total, None, None, None, (), missing.message, "",
-            graded_at=_now(), key=key.digest,
+            graded_at=_now(), key=key.digest, isolation=pool.isolation,
         )  # fmt: skip
         return row, None, (None, None)
     except Exception as error:  # one submission must never stop the batch
@@ -324,7 +324,7 @@ def _grade_one(
         key = result_key(chapter, {"not graded": problem}, settings, pool.isolation)
         row = BatchRow(
             name, "fail", 0.0, 0, 0, None, None, None, (), problem, "",
-            graded_at=_now(), key=key.digest,
+            graded_at=_now(), key=key.digest, isolation=pool.isolation,
         )  # fmt: skip
         return row, None, (None, None)
 
@@ -391,6 +391,7 @@ def row_of(chapter: Chapter, name: str, report: CheckReport, path: str) -> Batch
         tests_file=report.files.get("tests") or "",
         graded_at=report.graded_at,
         key=report.key.digest if report.key is not None else "",
+        isolation=report.isolation,
     )
 
 

@@ -97,6 +97,7 @@ def _failed(
     row = BatchRow(
         name, "fail", 0.0, 0, len(chapter.course_tests), None, None, None, (), problem, "",
         graded_at=cell(cells, "graded_at"), key=cell(cells, "key"),
+        isolation=cell(cells, "isolation"),  # the key holds the level: the digests' own
     )  # fmt: skip
     return row if _same(row, cells) else None
 

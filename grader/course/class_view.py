@@ -29,6 +29,7 @@ from grader.course.gradebook import (
     SIMILARITY_CSV,
     SUBMISSIONS,
     cell,
+    is_practice,
     points,
     read_gradebook,
     text_cell,
@@ -246,7 +247,8 @@ def rebuild_class(
             write_atomically(note, student_note(chapter.id, override))
     grades = {untext(key): points(cells) for key, cells in rows.items()}
     grades |= {name: o.grade for name, o in overrides.items() if name in grades}
-    figures = class_data(chapter, grades, reports, similarity, overrides)
+    practice = is_practice(rows.values())
+    figures = class_data(chapter, grades, reports, similarity, overrides, practice)
     write_atomically(out / CLASS_JSON, class_json(figures))
     write_atomically(out / CLASS_PAGE, class_html(figures))
     matched = None
@@ -255,7 +257,8 @@ def rebuild_class(
         write_atomically(out / ROSTER_CHECK, roster_check_csv(matched))
         if canvas is not None:
             title = assignment or chapter.id
-            write_atomically(canvas, canvas_csv(title, chapter.grade_scale, matched, grades))
+            sheet = canvas_csv(title, chapter.grade_scale, matched, grades, practice)
+            write_atomically(canvas, sheet)
     shown = tuple(o for name, o in overrides.items() if name in grades)
     return ClassView(similarity, seconds, matched, canvas if roster is not None else None, shown)
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from grader.errors import GraderError
+from grader.grading.wording import PRACTICE_CLASS
 from grader.output.files import copy_files, write_atomically
 from grader.results.batch import BatchRow
 
@@ -55,6 +56,7 @@ COLUMNS = (
     "key",
     "conflict",
     "override",
+    "isolation",
 )
 """The gradebook's columns, in order."""
 UNSTABLE_COLUMNS = ("graded_at",)
@@ -96,6 +98,7 @@ def row_cells(row: BatchRow) -> list[str]:
         row.key,
         "",
         "",
+        row.isolation,
     ]
 
 
@@ -112,7 +115,8 @@ def with_cell(cells: Sequence[str], column: str, value: str) -> list[str]:
 def read_gradebook(path: Path) -> dict[str, list[str]]:
     """The rows of an existing gradebook by student cell, in file order; none if it is absent.
 
-    A gradebook of fewer columns (an older kit) gets empty cells for the new ones.
+    A gradebook of fewer columns (an older kit) gets empty cells for the new ones; the
+    practice line above the header (``csv_text``) is skipped.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -123,6 +127,7 @@ def read_gradebook(path: Path) -> dict[str, list[str]]:
             f"cannot read the gradebook {path}: {error}: choose another --out"
         ) from error
     lines = list(csv.reader(io.StringIO(text)))
+    lines = lines[1:] if lines[:1] == [[PRACTICE_CLASS]] else lines
     if not lines or not lines[0] or lines[0][0] != COLUMNS[0]:
         raise GraderError(
             f"{path} is not a gradebook of this kit (its first column is not "
@@ -138,11 +143,21 @@ def read_gradebook(path: Path) -> dict[str, list[str]]:
 
 
 def csv_text(rows: Iterable[Sequence[str]]) -> str:
+    """The gradebook's text: where a row was graded at ``none``, a first line of one cell
+    says the class is practice (``is_practice``), then the header and the rows."""
+    rows = list(rows)
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
+    if is_practice(rows):
+        writer.writerow([PRACTICE_CLASS])
     writer.writerow(COLUMNS)
     writer.writerows(rows)
     return stream.getvalue()
+
+
+def is_practice(rows: Iterable[Sequence[str]]) -> bool:
+    """Whether any of the gradebook's ``rows`` was graded at level ``none``: practice."""
+    return any(cell(cells, "isolation") == "none" for cells in rows)
 
 
 def write_gradebook(path: Path, rows: Iterable[Sequence[str]]) -> None:

@@ -24,6 +24,14 @@ PRACTICE = (
 )
 """The first line of every format of a report whose runs were at level ``none``."""
 
+PRACTICE_CLASS = (
+    "Practice grading, not grades of record: rows marked isolation none were graded with no "
+    "isolation (the grader was not root), so test code ran as the grader's user; grades for "
+    "marks come from a batch run as root (docs/security.md)"
+)
+"""The first line of every export of a class (page, gradebook) that holds a row graded at
+level ``none``."""
+
 
 def practice_note(report: CheckReport) -> str | None:
     """``PRACTICE`` where the report's runs had no isolation, else ``None``."""

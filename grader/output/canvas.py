@@ -22,6 +22,8 @@ CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 CHECK_COLUMNS = ("problem", "submission", "id", "name")
 NO_ENTRY = "submission not in the roster: not in the Canvas file"
 NO_SUBMISSION = "no submission: in the Canvas file with no score"
+PRACTICE_COLUMN = " (practice, not a grade of record: graded at isolation none)"
+"""What a practice class's Canvas column adds to the assignment's name."""
 
 
 def _cell(value: str) -> str:
@@ -30,12 +32,19 @@ def _cell(value: str) -> str:
 
 
 def canvas_csv(
-    assignment: str, points: float, match: RosterMatch, grades: Mapping[str, float]
+    assignment: str,
+    points: float,
+    match: RosterMatch,
+    grades: Mapping[str, float],
+    practice: bool = False,
 ) -> str:
-    """The import file: every roster student, graded ones with their grade."""
+    """The import file: every roster student, graded ones with their grade. Where the class
+    is practice (a row graded at level ``none``) the assignment's column says so
+    (``PRACTICE_COLUMN``): Canvas then makes an assignment of that name, and the one of
+    record (``Radix tree (12345)``, the id last) is never touched."""
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow([*CANVAS_COLUMNS, assignment])
+    writer.writerow([*CANVAS_COLUMNS, f"{assignment}{PRACTICE_COLUMN if practice else ''}"])
     writer.writerow(["Points Possible", "", "", "", "", f"{points:g}"])
     scored = [(entry, f"{grades[name]:g}") for name, entry in match.matched]
     for entry, score in [*scored, *((entry, "") for entry in match.missing)]:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from grader.course.similarity import Similarity, clusters
+from grader.grading.wording import PRACTICE_CLASS
 from grader.inputs.catalog import Chapter
 from grader.output.similarity import SIMILARITY_PAGE, group_anchor
 from grader.results.batch import Override
@@ -98,10 +99,12 @@ def class_data(
     reports: Mapping[str, CheckReport | None],
     similarity: Similarity | None,
     overrides: Mapping[str, Override] | None = None,
+    practice: bool = False,
 ) -> dict[str, Any]:
     """The class's figures as plain data (``class.json``); ``grades`` and ``reports`` by
     student, in gradebook order (a student the grader could not grade has no report);
-    ``grades`` hold the grades set by hand, listed in ``overrides``."""
+    ``grades`` hold the grades set by hand, listed in ``overrides``; ``practice``: a row
+    was graded at level ``none`` (``gradebook.is_practice``)."""
     graded = {name: r for name, r in reports.items() if r is not None}
     measured = {name: r.mutation for name, r in graded.items() if r.mutation is not None}
     mutants = _mutant_rates(chapter, measured)
@@ -110,6 +113,7 @@ def class_data(
     flags, groups = _copies(similarity)
     return {
         "chapter": chapter.id,
+        "practice": practice,
         "students": len(reports),
         "graded": len(graded),
         "passed": sum(r.verdict == "pass" for r in graded.values()),
@@ -367,6 +371,7 @@ def _overrides_html(data: Mapping[str, Any]) -> str:
 def class_html(data: Mapping[str, Any]) -> str:
     """The page of ``class_data``'s figures."""
     chapter = html.escape(str(data["chapter"]))
+    practice = bool(data.get("practice"))
     grades, scores = data["grades"], data["mutation_scores"]
 
     mutant_rows = [
@@ -395,7 +400,8 @@ def class_html(data: Mapping[str, Any]) -> str:
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{chapter}: the class</title><style>{_STYLE}</style></head><body>"
-        f"<h1>{chapter}: the class</h1>"
+        + (f"<p class='practice'><strong>{PRACTICE_CLASS}.</strong></p>" if practice else "")
+        + f"<h1>{chapter}: the class</h1>"
         f"<p>{data['students']} submissions, {data['graded']} graded, {data['passed']} passed; "
         f"{data['valid_tests']} with valid tests.</p>"
         f"<h2>Grades</h2><p>{_figure(grades)}, out of {grades['scale']:g}</p>"

@@ -46,6 +46,9 @@ class BatchRow:
     """When the check ran (UTC, ISO 8601)."""
     key: str = ""
     """The digest of what decided the row (``grader.inputs.provenance.ResultKey.digest``)."""
+    isolation: str = ""
+    """The isolation level of the row's runs (empty: a gradebook of an older kit); at
+    ``none`` the row is practice, and the class's exports say so first."""
 
 
 @dataclass(frozen=True)

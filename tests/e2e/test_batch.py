@@ -303,7 +303,7 @@ def test_an_error_of_the_grader_becomes_a_row(
 def test_a_problem_takes_one_line_of_the_gradebook() -> None:
     course = CourseTestsResult({"t": "error"}, {}, "line one\nline two")
     student = StudentTestsResult(False, ("p",), (), (), 0.0)
-    report = CheckReport("ds.07", "x", course, student, None, {})
+    report = CheckReport("ds.07", "x", course, student, None, {}, isolation="uid")  # no practice
     text = gradebook_csv([row_of(CHAPTER, "x", report, "x.json")])
     assert text.count("\n") == 2 and ",line one line two," in text
 

@@ -31,7 +31,6 @@ from grader.grading.wording import grade_phrase
 from grader.inputs.catalog import load_chapter
 from grader.output.check_json import SCHEMA_PATH, report_to_dict
 from grader.results.check import CheckReport
-from grader.sandbox.host.job import wall_backstop
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
@@ -376,12 +375,17 @@ def test_buggy_radix_reports_the_failures(graded: dict[str, Graded]) -> None:
 
 
 def test_hangs_finishes_within_its_limits(graded: dict[str, Graded]) -> None:
-    """A test that never ends is stopped at the limit: validation takes the wall-clock backstop
-    of the run that hangs and of the run alone that confirms its timeout, and little more."""
+    """A test that never ends is stopped at its time limit, not left to a wall clock a loaded
+    machine stretches: the run that hangs ends as a timeout at the tests' limit, confirmed by
+    one run alone, the file is refused for it, and no mutant runs after it."""
     report = graded["hangs"].report
-    backstops = wall_backstop(HANG_LIMIT) + wall_backstop(HANG_LIMIT, confirming=True)
-    assert report.timings["validation"] < backstops + 2 * HANG_LIMIT
-    assert any("test_parent_becomes_evictable" in p for p in report.student_tests.problems)
+    hung = [p for p in report.student_tests.problems if "test_parent_becomes_evictable" in p]
+    assert len(hung) == 1, report.student_tests.problems
+    stopped = (
+        f"too slow: stopped after {HANG_LIMIT:g} s while running test_parent_becomes_evictable"
+    )
+    assert stopped in hung[0] and "confirmed: it timed out again, run alone" in hung[0], hung
+    assert not report.student_tests.valid and report.mutation is None
 
 
 def test_examples_store_no_copy_of_the_reference() -> None:

@@ -29,12 +29,19 @@ from disguise import disguise
 import grader.cli
 from grader.commands.batch import grade_batch
 from grader.course.canonical import tokens
+from grader.course.class_view import rebuild_class
 from grader.course.fingerprints import Fingerprinter, boilerplate_hashes, fingerprint, text_score
+from grader.course.gradebook import GRADEBOOK, read_gradebook, row_cells, write_gradebook
+from grader.course.roster import read_roster
 from grader.course.similarity import ClassFile, find_copies
 from grader.errors import EXIT_PASS, EXIT_USAGE, GraderError
+from grader.grading.jobs import Limits
+from grader.grading.wording import PRACTICE_CLASS
 from grader.inputs.catalog import SimilaritySettings, load_chapter
+from grader.output.canvas import PRACTICE_COLUMN
 from grader.output.class_report import reason_of
 from grader.output.similarity import CSV_COLUMNS, similarity_html
+from grader.results.batch import BatchRow
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
@@ -369,3 +376,34 @@ def test_a_folder_named_like_the_kits_files_is_refused(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
     with pytest.raises(GraderError, match="a submission folder is named 'reference'"):
         grade_batch(CHAPTER, [tmp_path / "ana", tmp_path / "reference"], tmp_path / "out")
+
+
+def test_a_class_with_a_row_graded_at_none_says_practice_first_everywhere(tmp_path: Path) -> None:
+    """Issue 33: a row graded at level ``none`` (an ordinary user's batch) makes the class
+    practice: the gradebook's first line, the class page's first line and ``class.json``
+    say so, the Canvas column is not the assignment of record; read back, the gradebook
+    keeps its rows. A class graded confined says nothing of it."""
+    out, roster = tmp_path / "out", tmp_path / "roster.csv"
+    out.mkdir()
+    roster.write_text(ROSTER, encoding="utf-8")
+    chapter = dataclasses.replace(CHAPTER, similarity=None)  # nothing to compare: no runs
+    for level, practice in (("uid", False), ("none", True)):
+        rows = [
+            BatchRow(name, "fail", 1.5, 0, 11, None, None, None, (), "x", "", isolation=level)
+            for name in ("ana", "ben")
+        ]
+        write_gradebook(out / GRADEBOOK, [row_cells(row) for row in rows])
+        canvas = tmp_path / f"canvas-{level}.csv"
+        rebuild_class(
+            chapter, out, Limits(), roster=read_roster(roster), canvas=canvas,
+            assignment="Radix tree (4711)",
+        )  # fmt: skip
+        first = next(csv.reader(io.StringIO((out / GRADEBOOK).read_text(encoding="utf-8"))))
+        assert (first == [PRACTICE_CLASS]) == practice, first
+        assert list(read_gradebook(out / GRADEBOOK)) == ["ana", "ben"]
+        assert json.loads((out / "class.json").read_text(encoding="utf-8"))["practice"] is practice
+        page = (out / "class.html").read_text(encoding="utf-8")
+        body = page.split("<body>", 1)[1]
+        assert body.startswith(f"<p class='practice'><strong>{PRACTICE_CLASS}.") == practice
+        header = next(csv.reader(io.StringIO(canvas.read_text(encoding="utf-8"))))
+        assert header[-1] == "Radix tree (4711)" + (PRACTICE_COLUMN if practice else "")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import add_dependencies, make_submission
+from terminal import plain_wide_terminal, run  # noqa: F401  (autouse)
 
 import grader
 from grader.cli import build_parser, main
@@ -28,22 +29,6 @@ from grader.inputs.patching import apply_patch
 CHAPTER = load_chapter()
 SUBCOMMANDS = {"start", "tests", "tdd", "check", "diff"}
 """The subcommands this file covers; the help test checks every one the parser has."""
-
-
-@pytest.fixture(autouse=True)
-def plain_wide_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Rich draws tables for a wide, colourless terminal; the default folder lands in tmp."""
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
-def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
-    """``grader ARGUMENTS``: the exit status, stdout and stderr."""
-    code = main(list(arguments))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def lines_of(text: str) -> list[str]:

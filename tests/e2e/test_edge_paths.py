@@ -14,28 +14,12 @@ from pathlib import Path
 
 import pytest
 from conftest import add_dependencies
+from terminal import plain_wide_terminal, run  # noqa: F401  (autouse)
 
-from grader.cli import main
 from grader.errors import EXIT_FAIL
 from grader.inputs.catalog import load_chapter
 
 CHAPTER = load_chapter()
-
-
-@pytest.fixture(autouse=True)
-def plain_wide_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Rich draws for a wide, colourless terminal; the default folder lands in tmp."""
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
-def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
-    """``grader ARGUMENTS``: the exit status, stdout and stderr."""
-    code = main(list(arguments))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def flat(text: str) -> str:

@@ -282,6 +282,7 @@ def test_as_root_best_means_namespaces_else_uid_else_exit_2(
     ``uid`` it refuses, naming what each level lacks and how to give it. The kit's own tests
     may still force ``none`` (``at_most``); an ordinary user gets ``none``, as practice."""
     monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(probe, "close_to_runs", lambda paths: [])
     for machine in ("namespaces", "uid"):
         monkeypatch.setattr(probe, "isolation_level", lambda machine=machine: machine)
         assert require_isolation("none") == machine
@@ -357,3 +358,31 @@ def test_the_uid_probe_checks_exactly_its_two_lists(reachable_tmp_path: Path) ->
         f"a run cannot read Python, which every run needs ({python})",
         f"a run could read the kit, which no run may ({kit})",
     ]
+
+
+def test_at_uid_the_grader_closes_the_kit_or_says_why_not(
+    reachable_tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: at ``uid`` the grader makes the kit's folders closed to run uids (the probe's
+    child, as ``nobody``, then finds them so); one it cannot close (a read-only file system)
+    is named, and a pool at ``uid``, forced there or not, refuses with exit 2."""
+    reference, wheats = reachable_tmp_path / "reference", reachable_tmp_path / "wheats"
+    for folder in (reference, wheats):
+        folder.mkdir(mode=0o755)
+    assert lacking_as_nobody([], [reference]) != []
+    assert probe.close_to_runs([reference]) == []
+    assert reference.stat().st_mode & 0o777 == 0o700
+    assert lacking_as_nobody([], [reference]) == []
+
+    def read_only(path: Path, mode: int) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "chmod", read_only)
+    said = f"{wheats} could not be closed to other users (Read-only file system)"
+    assert probe.close_to_runs([reference, wheats]) == [said]
+    monkeypatch.setattr(probe, "private_paths", lambda kit: [reference, wheats])
+    for at_most in ("uid", "namespaces"):
+        monkeypatch.setattr(probe, "isolation_level", lambda: "uid")
+        with pytest.raises(GraderError) as refused:
+            require_isolation("none", at_most=at_most)
+        assert said in str(refused.value) and str(refused.value).endswith("nothing was graded")

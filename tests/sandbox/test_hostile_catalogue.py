@@ -27,6 +27,7 @@ from hostile_harness import (
 from markdown_it import MarkdownIt
 
 from grader.commands.check import check
+from grader.grading.wording import practice_note
 from grader.inputs.catalog import Chapter
 from grader.output.summary import report_to_markdown
 from grader.sandbox.host.pool import WorkerPool
@@ -96,11 +97,15 @@ def test_hostile_submission_at_a_forced_level(
     case: dict[str, Any], level: IsolationLevel, chapter: Chapter, reachable_tmp_path: Path
 ) -> None:
     """A case about a weaker level than this machine's, graded at that level too (as far as
-    the machine reaches it): the same verdict, and nothing of it left."""
+    the machine reaches it): the same verdict, and nothing of it left; at ``none`` the
+    report's first line says it is practice."""
     folder = lay_out(case, reachable_tmp_path)
     with WorkerPool(workers=2, at_most=level) as workers:
         report = check(chapter, folder, LIMITS, pool=workers, compare_copies=True)
         assert_expected(report, at_level(case, workers.isolation))
+    practice = f"> **{practice_note(report)}.**"
+    first = report_to_markdown(CHAPTER, report).splitlines()
+    assert (practice in first[:3]) == (workers.isolation == "none"), first[:3]
     assert stray_processes() == []
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from grader.sandbox import libc
+from grader.sandbox.confine.leftovers import SHARED_FOLDERS
 from grader.sandbox.confine.limits import OUTPUT_LIMIT_BYTES
 from grader.sandbox.confine.policy import Confinement
 from grader.sandbox.levels import IsolationLevel
@@ -93,31 +95,49 @@ def folder_seen(folder: Path, level: IsolationLevel) -> Path:
     return RUN_FOLDER if level == "namespaces" else folder
 
 
-def folder_over_cap(folder: Path) -> str | None:
+def folder_over_cap(folder: Path, owners: Iterable[int] = ()) -> str | None:
     """Why a run's ``folder`` is over its caps (``FOLDER_FILES_LIMIT`` entries,
     ``FOLDER_BYTES_LIMIT`` of disk), or ``None``: where no file system caps a run's folder
     (``uid``, ``none``), a run that writes thousands of files or a folder of them must fail
-    itself, not fill the machine's disk for every other run. It never reads more than the
+    itself, not fill the machine's disk for every other run. At ``uid``, where a run has no
+    private ``/tmp``, what the run's uids (``owners``) own in ``SHARED_FOLDERS`` counts too:
+    files in ``/tmp`` or ``/dev/shm`` (memory) escape no cap. It never reads more than the
     limit's count of entries, nor follows a link."""
-    entries = used = 0
-    todo = [folder]
+    owners = set(owners)
+    entries = used = shared = 0
+    todo = [(str(folder), True), *((path, False) for path in SHARED_FOLDERS if owners)]
     while todo:
+        where, everything = todo.pop()
         try:
-            listing = os.scandir(todo.pop())
+            listing = os.scandir(where)
         except OSError:
             continue
         with listing:
             for entry in listing:
-                entries += 1
+                try:
+                    status = entry.stat(follow_symlinks=False)
+                except OSError:
+                    entries += everything
+                    continue
+                mine = everything or status.st_uid in owners
+                if stat.S_ISDIR(status.st_mode) and (mine or status.st_mode & 0o002):
+                    todo.append((entry.path, mine))
+                if mine:
+                    entries, used = entries + 1, used + status.st_blocks * 512
+                    shared += not everything
                 if entries > FOLDER_FILES_LIMIT:
-                    return f"the run made more than {FOLDER_FILES_LIMIT} files in its folder"
-                with contextlib.suppress(OSError):
-                    used += entry.stat(follow_symlinks=False).st_blocks * 512
-                    if entry.is_dir(follow_symlinks=False):
-                        todo.append(Path(entry.path))
+                    return f"the run made more than {FOLDER_FILES_LIMIT} files in its folder" + (
+                        _IN_SHARED if shared else ""
+                    )
     if used > FOLDER_BYTES_LIMIT:
-        return f"the run wrote more than {FOLDER_BYTES_LIMIT // 2**20} MB into its folder"
+        megabytes = FOLDER_BYTES_LIMIT // 2**20
+        return f"the run wrote more than {megabytes} MB into its folder" + (
+            _IN_SHARED if shared else ""
+        )
     return None
+
+
+_IN_SHARED = " and the folders every user may write (/tmp, /dev/shm), which count with it"
 
 
 def reachable(path: Path) -> bool:

@@ -12,13 +12,16 @@ import functools
 import importlib.util
 import os
 import signal
+import stat
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from grader.sandbox import reaper
 from grader.sandbox.confine.contain import fork_confined
+from grader.sandbox.confine.folders import open_to_runs
 from grader.sandbox.confine.pid_namespace import exit_code
 from grader.sandbox.confine.policy import Confinement, confinement_for
 from grader.sandbox.confine.user import UNTRUSTED_UID
@@ -40,11 +43,16 @@ def isolation_level() -> IsolationLevel:
 @functools.cache
 def level_lacks(level: IsolationLevel) -> tuple[str, ...]:
     """What keeps this machine from giving runs ``level``, one sentence each (none: it gives
-    it), tried once in a throwaway child confined at that level."""
+    it), tried once in a throwaway child confined at that level. At ``uid`` the grader first
+    closes the kit and its own install to other users (``close_to_runs``)."""
     if level == "none":
         return ()
     if os.geteuid() != 0:
         return ("the grader is not root, and only root can give a run a user of its own",)
+    if level == "uid":  # the wall is the file mode: close what no run may read, then probe
+        cannot = close_to_runs(private_paths(installed_kit()))
+        if cannot:
+            return tuple(cannot)
     return _try_level(level)
 
 
@@ -77,10 +85,35 @@ def run_library_paths() -> list[Path]:
     return [path for path in dict.fromkeys(paths) if path.exists()]
 
 
+def installed_kit() -> Path:
+    """The kit this grader grades with: inside its package (a wheel), else the checkout."""
+    kit = GRADER_PACKAGE / "kit"
+    return kit if kit.is_dir() else kit.parents[1]
+
+
+def close_to_runs(paths: Iterable[Path]) -> list[str]:
+    """Close each of ``paths`` that other users can enter to all but its owner (``chmod
+    go-rwx`` on the folder itself, so nothing below it is reachable): the ``uid`` level's
+    wall for what no run may read. One sentence for each it could not close."""
+    cannot = []
+    for path in open_to_runs(paths):
+        try:
+            os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & ~0o077)
+        except OSError as error:
+            cannot.append(f"{path} could not be closed to other users ({error.strerror})")
+    return cannot
+
+
 def private_paths(kit: Path) -> list[Path]:
     """What no run may read, where runs only have permissions to keep them out (``uid``):
-    the grader's own install (in a wheel, the kit inside it) and the kit's content."""
-    return [GRADER_PACKAGE, *(kit / name for name in KIT_CONTENT if (kit / name).is_dir())]
+    the grader's own install (in a wheel, the kit inside it), the kit's content, and any
+    copy of the package on ``sys.path`` that holds a kit (an editable install copies the
+    kit into ``site-packages/grader/kit``, beside the packages every run reads)."""
+    grader = GRADER_PACKAGE
+    copies = [Path(e, grader.name).resolve() for e in sys.path if e and os.path.isabs(e)]
+    copies = [copy for copy in copies if copy != grader and (copy / "kit").is_dir()]
+    content = [kit / name for name in KIT_CONTENT if (kit / name).is_dir()]
+    return list(dict.fromkeys([grader, *copies, *content]))
 
 
 def _try_level(level: IsolationLevel) -> tuple[str, ...]:
@@ -101,9 +134,8 @@ def _try_level(level: IsolationLevel) -> tuple[str, ...]:
 
 def _probe(level: IsolationLevel) -> tuple[str, ...]:
     """``_try_level``'s work, with the stop signals held."""
-    kit = GRADER_PACKAGE / "kit"
-    kit = kit if kit.is_dir() else kit.parents[1]
-    needed, private = run_library_paths(), private_paths(kit)  # a run may import nothing
+    # A run may import nothing else.
+    needed, private = run_library_paths(), private_paths(installed_kit())
     read_end, write_end = os.pipe()
     workdir: Path | None = None
     try:

@@ -295,8 +295,11 @@ def require_isolation(
     As root a grade is of record: ``minimum`` is then at least ``uid`` (``best`` means
     ``namespaces``, else ``uid``), and the error says what each level lacks and how to give
     it. Only the kit's own tests, forcing a weaker level with ``at_most``, run as root at
-    ``none``; a check at ``none`` is practice, and every report of it says so. The probe
-    forks, so it runs with the stop signals held (``_held_by_the_kernel``).
+    ``none``; a check at ``none`` is practice, and every report of it says so. At ``uid``,
+    forced down to it or not, the kit and the grader's install are closed to run uids
+    (``probe.close_to_runs``; the level's probe also checks the runs can read Python,
+    which a forced pool's worker has imported). The probe forks, so it runs with the stop
+    signals held (``_held_by_the_kernel``).
     """
     with _held_by_the_kernel():
         level = probe.isolation_level()
@@ -309,6 +312,13 @@ def require_isolation(
         raise GraderError(f"{unmapped}; nothing was graded")
     if not levels.level_at_least(level, minimum):
         raise GraderError(_why_not(minimum, level))
+    if level == "uid" and os.geteuid() == 0:  # also where forced below the machine's level
+        cannot = probe.close_to_runs(probe.private_paths(probe.installed_kit()))
+        if cannot:
+            raise GraderError(
+                f"runs at isolation 'uid' are kept from the kit by permissions alone, and "
+                f"{'; '.join(cannot)}; nothing was graded"
+            )
     return level
 
 

@@ -96,17 +96,37 @@ class _Ballast:
     """A plain object, as most of a test's own objects are."""
 
 
-_kept: list[object] = []
+_held: list[object] = []
+"""Every ballast ``_shift_heap`` made, each list holding the one before it."""
+
+BYTES_OVERHEAD = 33
+"""What a ``bytes`` object takes beside its content (header, length, hash, the final NUL)."""
+_BALLAST_BYTES = tuple(size - BYTES_OVERHEAD for size in range(48, 513, 16) if size != 64)
+"""The content sizes of bytes objects that take one block of each size class from 48 to 512
+bytes but 64, which a plain object takes."""
+_PER_COUNT = 3 + len(_BALLAST_BYTES)
+_SPILL = 65
+"""Slots enough that the ballast's own list (over 512 bytes) comes from ``malloc``, outside
+every size class it shifts."""
 
 
 def _shift_heap(count: int) -> None:
-    """Make and keep ``count`` objects of every small size the allocator serves in blocks
-    of its own (a plain object, a bare ``object``, a large int, bytes from 35 to 499 bytes),
-    so that what the tests make next lies at other addresses than in a run with none: a
-    test whose outcome follows addresses (a set of plain objects) shows it."""
-    for number in range(count):
-        _kept.extend((_Ballast(), object(), (1 << 62) + number))
-        _kept.extend(b"\1" * size for size in range(2, 480, 16))
+    """Make and keep exactly ``count`` blocks of every size class the allocator serves (16 to
+    512 bytes: a bare ``object``, a complex, a plain object, bytes of each other size), and
+    nothing else of them, not even a loop's iterator, so that what the tests make next lies
+    ``count`` blocks further in each: with an odd ``count`` a plain object's address moves
+    by an odd number of 64-byte blocks, which flips the bit a small set of them orders by
+    (its id hash's low bits)."""
+    global _held
+    kept: list[object] = [None] * max(_SPILL, 1 + count * _PER_COUNT)
+    kept[0], at, number = _held, 1, 0
+    while number < count:
+        kept[at], kept[at + 1], kept[at + 2] = object(), complex(number, 1), _Ballast()
+        at, index = at + 3, 0
+        while index < len(_BALLAST_BYTES):
+            kept[at], at, index = b"\1" * _BALLAST_BYTES[index], at + 1, index + 1
+        number += 1
+    _held = kept
 
 
 def _selection(test_file: Path, job: RunJob) -> list[str]:

@@ -173,13 +173,13 @@ def run_job(
         jobs = _run_jobs(job, seen, confinement)
         events_in, log = _spawn_pair(jobs, sources, folder, identities, joined, server, spawned)
         marks["spawn"] = time.monotonic()
-        usage = _Usage([process.pid for process in spawned], cgroups, folder)
+        usage = _Usage(spawned, cgroups, folder, _shared_owners(identities, confinement))
         try:
             _send({"pid": spawned[1].pid})  # the test process's
             events, timed_out, stopped, status = _collect(spawned[1], events_in, job, usage, marks)
         finally:
             cpu_seconds = usage.seconds()
-            _sweep(spawned, cgroups, identities, confinement, server)
+            over_cap = _sweep(spawned, cgroups, identities, confinement, server, usage)
             marks["sweep"] = time.monotonic()
         return {
             "events": _without_folder(events, seen),
@@ -187,7 +187,7 @@ def run_job(
             "stopped": stopped,
             "exit_code": exit_code(status, confinement) if status is not None else None,
             "parent_killed": status is None and not timed_out and not stopped,
-            "over_cap": usage.over_cap() or "",  # with every process gone: the last word
+            "over_cap": over_cap or "",  # with every process gone: the last word
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
             "output": _strip_folder(_tail(log, _replaced(log, folder / LOG_NAME)), seen),
@@ -302,16 +302,26 @@ def _spawn_pair(
     return events_read, log
 
 
+def _shared_owners(identities: dict[str, int | None], confinement: Confinement) -> list[int]:
+    """The run's uids whose files in the shared folders count with its folder: at ``uid``
+    only, where a run has no ``/tmp`` of its own (``folders.folder_over_cap``)."""
+    if confinement.level != "uid":
+        return []
+    return [uid for uid in identities.values() if uid is not None]
+
+
 def _sweep(
     spawned: list[Spawned],
     cgroups: Cgroups,
     identities: dict[str, int | None],
     confinement: Confinement,
     server: ForkServer,
-) -> None:
+    usage: _Usage,
+) -> str | None:
     """Kill every process of the run, by its groups, its cgroup, its users (where no PID
-    namespace ended them) and as descendants of this worker; remove what its users left, in
-    the shared folders and in System V IPC."""
+    namespace ended them) and as descendants of this worker; remove what its users left in
+    System V IPC and, once counted against the run's caps, in the shared folders. Why the
+    run is over its caps (``_Usage.over_cap``), with every process gone, or ``None``."""
     for process in spawned:
         process.close()
         reaper.kill_group(process.pid)
@@ -320,8 +330,10 @@ def _sweep(
         reaper.kill_users(uid for uid in identities.values() if uid is not None)
         reaper.remove_users_ipc(uid for uid in identities.values() if uid is not None)
     reaper.kill_descendants(spare=server.pid)
+    over_cap = usage.over_cap()
     for uid in identities.values():
         leftovers.remove_leftovers(confinement.as_identity(uid))
+    return over_cap
 
 
 STEPS = {
@@ -382,14 +394,18 @@ class _Usage:
     the sum over its processes (those alive, and the dead its processes have reaped); and
     whether its folder is over its caps."""
 
-    def __init__(self, roots: list[int], cgroups: Cgroups, folder: Path) -> None:
-        self.roots = roots
+    def __init__(
+        self, spawned: list[Spawned], cgroups: Cgroups, folder: Path, owners: list[int]
+    ) -> None:
+        self.roots = [process.pid for process in spawned]
         self.cgroups = cgroups
         self.folder = folder
+        self.owners = owners
+        """The run's uids whose files in the shared folders count with its folder (``uid``)."""
         self.most = 0.0
 
     def over_cap(self) -> str | None:
-        return folders.folder_over_cap(self.folder)
+        return folders.folder_over_cap(self.folder, self.owners)
 
     def seconds(self) -> float:
         counted = self.cgroups.cpu_seconds()
