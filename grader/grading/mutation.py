@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
 from grader.grading.jobs import PHASES, Progress, student_tests_job
+from grader.grading.robustness import rerun_kills
 from grader.grading.validation import problems_on_correct
 from grader.inputs.catalog import Chapter, Mutant
 from grader.inputs.provenance import text_digest
@@ -41,6 +42,7 @@ def run_mutants(
     ceiling: float | None = None,
     stop: threading.Event | None = None,
     every_kill: bool = False,
+    seeds: tuple[int, ...] = (),
 ) -> MutationResult:
     """Phase 3: the test file ``tests`` against every planted mutant, ``limit`` seconds of CPU
     time each, every run seeing the limits ``ceiling``; and the reference again, at places
@@ -49,6 +51,9 @@ def run_mutants(
 
     Each run ends at its first failing test, which kills the mutant, unless ``every_kill``:
     then every test runs, and each mutant names every test that kills it.
+
+    With further ``seeds`` (``grader.grading.robustness``), each kill by a test that draws
+    examples is rerun with each, once the file shows no problem here.
 
     Once ``stop`` is set (the file proved not valid meanwhile) no more runs start, and the
     phase raises ``Stopped``."""
@@ -80,7 +85,17 @@ def run_mutants(
             what = "the reference (a correct tree), run again among the mutants"
             problems += problems_on_correct(runs[name], what, chapter.student_tests, limit)
     unique = tuple(dict.fromkeys(problems))
-    return MutationResult(chapter.threshold, chapter.required, results, unique)
+    robustness = None
+    if seeds and not unique and not any(m.status == "error" for m in results):
+        if progress is not None:
+            progress(PHASES["robustness"], 0, 0)
+        settings = (limit, ceiling, not every_kill)
+        robustness = rerun_kills(
+            chapter, tests, sources, runs, seeds, settings, pool, threads, stop
+        )
+        if robustness is None:
+            raise Stopped
+    return MutationResult(chapter.threshold, chapter.required, results, unique, robustness)
 
 
 def _mutant_jobs(
