@@ -406,9 +406,7 @@ def _check_chapter(chapter: Chapter) -> None:
 
 def _robustness_from(table: dict[str, Any]) -> RobustnessSettings:
     """The ``[robustness]`` table: a count of seeds of 0 or more, a share in (0, 1]."""
-    settings = RobustnessSettings(
-        int(table.get("seeds", 0)), float(table.get("robust_share", 1.0))
-    )
+    settings = RobustnessSettings(int(table.get("seeds", 0)), float(table.get("robust_share", 1.0)))
     if settings.seeds < 0 or not 0 < settings.robust_share <= 1:
         raise ValueError("[robustness] needs seeds >= 0 and 0 < robust_share <= 1")
     return settings

@@ -2,7 +2,8 @@
 
 One set of figures, two forms: the distribution of grades and of mutation
 scores; for each planted mutant, the share of the class whose tests killed it
-(one everybody kills teaches nothing; one nobody kills may be unfair); for
+(one everybody kills teaches nothing; one nobody kills may be unfair), and the share of
+those kills that hold across seeds where batch reran them (``[robustness]``); for
 each course test, its pass rate; the most common reasons student tests were
 not valid, each with the students it hit; and the flagged similarity pairs.
 The page is self-contained (inline CSS and SVG drawn here, no script, no
@@ -155,9 +156,23 @@ def _mutant_rates(chapter: Chapter, measured: Mapping[str, MutationResult]) -> l
                 "of": len(measured),
                 "fraction": round(len(killers) / len(measured), 4) if measured else None,
                 "survived_in": [name for name in measured if name not in killers],
+                **_robust_share(mutant.id, [measured[name] for name in killers]),
             }
         )
     return mutants
+
+
+def _robust_share(mutant: str, kills: Sequence[MutationResult]) -> dict[str, Any]:
+    """Of the kills of ``mutant`` whose reports reran kills with further seeds, how many are
+    robust: made by a test that draws no example (no seed decides it), or holding on enough
+    seeds (``RobustnessResult.robust``)."""
+    seeded = [m.robustness for m in kills if m.robustness is not None]
+    robust = 0
+    for result in seeded:
+        best = result.best(mutant)
+        robust += best is None or result.robust(best)
+    share = round(robust / len(seeded), 4) if seeded else None
+    return {"seeded_kills": len(seeded), "robust_kills": robust, "robust_fraction": share}
 
 
 def _course_rates(chapter: Chapter, graded: Mapping[str, CheckReport]) -> list[dict[str, Any]]:
@@ -364,6 +379,13 @@ def _overrides_html(data: Mapping[str, Any]) -> str:
     )
 
 
+def _robust_cell(mutant: Mapping[str, Any]) -> str:
+    """The share of a mutant's kills that hold across seeds, or why there is none."""
+    if not mutant.get("seeded_kills"):
+        return "not measured"
+    return f"{mutant['robust_kills']}/{mutant['seeded_kills']} ({mutant['robust_fraction']:.0%})"
+
+
 def class_html(data: Mapping[str, Any]) -> str:
     """The page of ``class_data``'s figures."""
     chapter = html.escape(str(data["chapter"]))
@@ -386,9 +408,15 @@ def class_html(data: Mapping[str, Any]) -> str:
         ],
     )
     titles = _table(
-        ("mutant", "killed", "the planted bug", "survived in"),
+        ("mutant", "killed", "robust kills", "the planted bug", "survived in"),
         [
-            (m["id"], f"{m['killed']}/{m['of']}", m["title"], ", ".join(m["survived_in"]))
+            (
+                m["id"],
+                f"{m['killed']}/{m['of']}",
+                _robust_cell(m),
+                m["title"],
+                ", ".join(m["survived_in"]),
+            )
             for m in data["mutants"]
         ],
     )
@@ -407,6 +435,9 @@ def class_html(data: Mapping[str, Any]) -> str:
         "<p class='note'>Orange: killed by everybody (it teaches nothing) or by nobody (it may be "
         "unfair).</p>"
         + _bar_chart("Share of the class killing each mutant", mutant_rows)
+        + "<p class='note'>Robust kills: of the kills rerun with further seeds (the catalog's "
+        "[robustness]), those made by a test that draws no example or holding on enough of "
+        "the seeds; the rest rest on the graded seed's luck.</p>"
         + titles
         + "<h2>Course tests: pass rate</h2>"
         + _bar_chart("Pass rate of each course test", course_rows)
