@@ -279,6 +279,7 @@ def seeded_kills(mutation: MutationResult) -> tuple[list[str], list[str]]:
     if result is None:
         return [], []
     robust, lucky = [], []
+    flaky = {f.test for f in result.flaky}
     for mutant in mutation.mutants:
         best = result.best(mutant.id)
         if best is None or not mutant.detected:
@@ -286,13 +287,21 @@ def seeded_kills(mutation: MutationResult) -> tuple[list[str], list[str]]:
         if result.robust(best):
             robust.append(f"{mutant.id} ({best.test}, {best.held} of {best.seeds})")
         else:
-            lucky.append(lucky_kill(best, mutant.title))
+            lucky.append(lucky_kill(best, mutant.title, best.test in flaky))
     return robust, lucky
 
 
-def lucky_kill(kill: SeededKill, title: str) -> str:
+def lucky_kill(kill: SeededKill, title: str, flaky: bool = False) -> str:
     """A kill that held on too few seeds: how few, and the case the strategy rarely builds
-    (the mutant's ``title``, the planted bug, where titles are shown)."""
+    (the mutant's ``title``, the planted bug, where titles are shown); or, for a test
+    ``flaky`` across seeds, that a seed where it fails on the reference too counts for
+    nothing."""
+    if flaky:
+        return (
+            f"kills {kill.mutant} with {kill.held} of {kill.seeds} seeds ({kill.test}): with "
+            "a seed where it fails on the reference too, its kill counts for nothing (flaky "
+            "across seeds, below)"
+        )
     how = "rarely builds" if 2 * kill.held <= kill.seeds else "does not always build"
     bug = f": {title}" if title else ""
     return (
