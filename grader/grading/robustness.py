@@ -70,7 +70,8 @@ def drawn_example(detail: str) -> str:
     start = next((i for i, line in enumerate(lines) if DRAWN_MARKS[0].match(line)), None)
     if start is None:
         return ""
-    kept = []
+    opening = lines[start].split(":", 1)[1].strip()
+    kept = [opening] if opening and opening != "<state machine>" else []
     for line in lines[start + 1 :]:
         if not line.startswith("E "):
             break

@@ -136,11 +136,11 @@ def _mutation(chapter: Chapter, report: CheckReport) -> dict[str, Any] | None:
             w.name: {"kills": list(w.kills), "covered_by": list(w.covered_by)}
             for w in worth_of_tests(mutation, report.student_tests.tests)
         },
-        "robustness": _robustness(mutation.robustness),
+        "robustness": robustness_to_dict(mutation.robustness),
     }
 
 
-def _robustness(result: RobustnessResult | None) -> dict[str, Any] | None:
+def robustness_to_dict(result: RobustnessResult | None) -> dict[str, Any] | None:
     """The kills rerun with further seeds (``grader.grading.robustness``); ``None``: none
     were asked for."""
     if result is None:
@@ -166,7 +166,7 @@ def _robustness(result: RobustnessResult | None) -> dict[str, Any] | None:
 
 
 def robustness_from_dict(data: dict[str, Any] | None) -> RobustnessResult | None:
-    """The ``RobustnessResult`` of a report's ``mutation.robustness`` (``_robustness``
+    """The ``RobustnessResult`` of a report's ``mutation.robustness`` (``robustness_to_dict``
     undone); ``None`` where the report has none."""
     if data is None:
         return None

@@ -156,13 +156,13 @@ def _mutant_rates(chapter: Chapter, measured: Mapping[str, MutationResult]) -> l
                 "of": len(measured),
                 "fraction": round(len(killers) / len(measured), 4) if measured else None,
                 "survived_in": [name for name in measured if name not in killers],
-                **_robust_share(mutant.id, [measured[name] for name in killers]),
+                **robust_share_of(mutant.id, [measured[name] for name in killers]),
             }
         )
     return mutants
 
 
-def _robust_share(mutant: str, kills: Sequence[MutationResult]) -> dict[str, Any]:
+def robust_share_of(mutant: str, kills: Sequence[MutationResult]) -> dict[str, Any]:
     """Of the kills of ``mutant`` whose reports reran kills with further seeds, how many are
     robust: made by a test that draws no example (no seed decides it), or holding on enough
     seeds (``RobustnessResult.robust``)."""

@@ -45,7 +45,11 @@ def graded(
     limits = replace(LIMITS, ref_deps=True)  # the kit's map: the fixture holds radix.py alone
     plain = check(chapter, folder, limits, pool=pool)
     seeded = replace(limits, robustness=SEEDS)
-    return plain, check(chapter, folder, seeded, pool=pool), check(chapter, folder, seeded, pool=pool)
+    return (
+        plain,
+        check(chapter, folder, seeded, pool=pool),
+        check(chapter, folder, seeded, pool=pool),
+    )
 
 
 def _robustness(report: CheckReport) -> RobustnessResult:
