@@ -37,7 +37,9 @@ def seed_count(text: str) -> int:
     except ValueError:
         count = -1
     if not 0 <= count <= MOST_SEEDS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seeds from 0 to {MOST_SEEDS}")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seeds from 0 to {MOST_SEEDS}"
+        )
     return count
 
 

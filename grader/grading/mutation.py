@@ -79,23 +79,29 @@ def run_mutants(
         )
         for m in chapter.mutants
     )
+    unique = _reference_problems(chapter, runs, sources, limit)
+    mutation = MutationResult(chapter.threshold, chapter.required, results, unique)
+    if not seeds or unique or mutation.errors:
+        return mutation
+    if progress is not None:
+        progress(PHASES["robustness"], 0, 0)
+    settings = (limit, ceiling, not every_kill)
+    robustness = rerun_kills(chapter, tests, sources, runs, seeds, settings, pool, threads, stop)
+    if robustness is None:
+        raise Stopped
+    return replace(mutation, robustness=robustness)
+
+
+def _reference_problems(
+    chapter: Chapter, runs: dict[str, RunResult], sources: dict[str, str], limit: float
+) -> tuple[str, ...]:
+    """What the file did wrong on the reference's runs among the mutants', each said once."""
     problems: list[str] = []
-    for name in order:
+    for name, run in runs.items():
         if name not in sources:
             what = "the reference (a correct tree), run again among the mutants"
-            problems += problems_on_correct(runs[name], what, chapter.student_tests, limit)
-    unique = tuple(dict.fromkeys(problems))
-    robustness = None
-    if seeds and not unique and not any(m.status == "error" for m in results):
-        if progress is not None:
-            progress(PHASES["robustness"], 0, 0)
-        settings = (limit, ceiling, not every_kill)
-        robustness = rerun_kills(
-            chapter, tests, sources, runs, seeds, settings, pool, threads, stop
-        )
-        if robustness is None:
-            raise Stopped
-    return MutationResult(chapter.threshold, chapter.required, results, unique, robustness)
+            problems += problems_on_correct(run, what, chapter.student_tests, limit)
+    return tuple(dict.fromkeys(problems))
 
 
 def _mutant_jobs(

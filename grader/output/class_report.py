@@ -379,6 +379,23 @@ def _overrides_html(data: Mapping[str, Any]) -> str:
     )
 
 
+def _mutant_table(mutants: Sequence[Mapping[str, Any]]) -> str:
+    """Each mutant's kills, robust kills, planted bug and the students it survived in."""
+    return _table(
+        ("mutant", "killed", "robust kills", "the planted bug", "survived in"),
+        [
+            (
+                m["id"],
+                f"{m['killed']}/{m['of']}",
+                _robust_cell(m),
+                m["title"],
+                ", ".join(m["survived_in"]),
+            )
+            for m in mutants
+        ],
+    )
+
+
 def _robust_cell(mutant: Mapping[str, Any]) -> str:
     """The share of a mutant's kills that hold across seeds, or why there is none."""
     if not mutant.get("seeded_kills"):
@@ -407,19 +424,7 @@ def class_html(data: Mapping[str, Any]) -> str:
             for r in data["invalid_reasons"]
         ],
     )
-    titles = _table(
-        ("mutant", "killed", "robust kills", "the planted bug", "survived in"),
-        [
-            (
-                m["id"],
-                f"{m['killed']}/{m['of']}",
-                _robust_cell(m),
-                m["title"],
-                ", ".join(m["survived_in"]),
-            )
-            for m in data["mutants"]
-        ],
-    )
+    titles = _mutant_table(data["mutants"])
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{chapter}: the class</title><style>{_STYLE}</style></head><body>"

@@ -133,6 +133,7 @@ class FlakyAcrossSeeds:
     a warning, which changes no grade."""
 
     test: str
+    """The test's name."""
     seed: int
     """The further seed it failed with."""
     reason: str

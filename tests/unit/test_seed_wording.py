@@ -165,8 +165,8 @@ def test_the_class_page_shares_robust_kills_per_mutant() -> None:
 
 @pytest.mark.parametrize("given", ["-1", "21", "two", "1.5"])
 def test_robustness_takes_a_count_of_seeds_from_0_to_20(given: str) -> None:
-    from grader.cli.parser import _seeds
+    from grader.cli.options import seed_count
 
     with pytest.raises(argparse.ArgumentTypeError):
-        _seeds(given)
-    assert _seeds("0") == 0 and _seeds("20") == 20
+        seed_count(given)
+    assert seed_count("0") == 0 and seed_count("20") == 20
