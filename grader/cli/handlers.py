@@ -268,7 +268,8 @@ def cmd_mine(args: argparse.Namespace, chapter: Chapter, console: Console) -> in
     from grader.commands.mine import mine
 
     part = parse_shard(args.shard) if args.shard else None
-    limits = replace(_batch_limits(args), every_kill=False)
+    # mining asks which tests catch which bugs, with the graded seed alone
+    limits = replace(_batch_limits(args, chapter), every_kill=False, robustness=0)
     with StepLog("mine") as log:
         result = mine(chapter, args.out, limits, args.jobs, args.names, part, progress=log)
     render_mining(console, result)
