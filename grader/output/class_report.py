@@ -164,13 +164,9 @@ def _mutant_rates(chapter: Chapter, measured: Mapping[str, MutationResult]) -> l
 
 def robust_share_of(mutant: str, kills: Sequence[MutationResult]) -> dict[str, Any]:
     """Of the kills of ``mutant`` whose reports reran kills with further seeds, how many are
-    robust: made by a test that draws no example (no seed decides it), or holding on enough
-    seeds (``RobustnessResult.robust``)."""
+    robust (``RobustnessResult.holds``)."""
     seeded = [m.robustness for m in kills if m.robustness is not None]
-    robust = 0
-    for result in seeded:
-        best = result.best(mutant)
-        robust += best is None or result.robust(best)
+    robust = sum(result.holds(mutant) for result in seeded)
     share = round(robust / len(seeded), 4) if seeded else None
     return {"seeded_kills": len(seeded), "robust_kills": robust, "robust_fraction": share}
 
@@ -398,9 +394,8 @@ def _mutant_table(mutants: Sequence[Mapping[str, Any]]) -> str:
 
 def _robust_cell(mutant: Mapping[str, Any]) -> str:
     """The share of a mutant's kills that hold across seeds, or why there is none."""
-    if not mutant.get("seeded_kills"):
-        return "not measured"
-    return f"{mutant['robust_kills']}/{mutant['seeded_kills']} ({mutant['robust_fraction']:.0%})"
+    seeded, robust = mutant.get("seeded_kills"), mutant.get("robust_kills")
+    return f"{robust}/{seeded} ({mutant['robust_fraction']:.0%})" if seeded else "not measured"
 
 
 def class_html(data: Mapping[str, Any]) -> str:
@@ -440,9 +435,8 @@ def class_html(data: Mapping[str, Any]) -> str:
         "<p class='note'>Orange: killed by everybody (it teaches nothing) or by nobody (it may be "
         "unfair).</p>"
         + _bar_chart("Share of the class killing each mutant", mutant_rows)
-        + "<p class='note'>Robust kills: of the kills rerun with further seeds (the catalog's "
-        "[robustness]), those made by a test that draws no example or holding on enough of "
-        "the seeds; the rest rest on the graded seed's luck.</p>"
+        + "<p class='note'>Robust kills: of the kills rerun with further seeds ([robustness]), "
+        "those made by a test that draws no example or holding on enough seeds.</p>"
         + titles
         + "<h2>Course tests: pass rate</h2>"
         + _bar_chart("Pass rate of each course test", course_rows)

@@ -161,6 +161,12 @@ class RobustnessResult:
         """Whether ``kill`` held on at least ``robust_share`` of the seeds."""
         return kill.held >= self.robust_share * kill.seeds - 1e-9
 
+    def holds(self, mutant: str) -> bool:
+        """Whether the kill of ``mutant`` (a killed one) is robust: made by a test that draws
+        no example (no seed decides it), or, at its best, holding on enough seeds."""
+        best = self.best(mutant)
+        return best is None or self.robust(best)
+
     def best(self, mutant: str) -> SeededKill | None:
         """The kill of ``mutant`` that held on the most seeds; ``None``: no test that draws
         examples killed it, so no seed decides its kill (robust by construction)."""
