@@ -120,6 +120,7 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         isolation=ISOLATION_CHOICES[args.isolation],
         ref_deps=args.ref_deps,
         every_kill=args.every_kill,
+        robustness=args.robustness,
     )
     progress = progress_bar()
     with progress:
@@ -180,7 +181,7 @@ def cmd_batch(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     from grader.commands.manifest import parse_shard, shard, stale_entries
     from grader.course.roster import read_roster
 
-    limits = _batch_limits(args)
+    limits = _batch_limits(args, chapter)
     chapter = replace(for_context(chapter, "staff"), hand_back_tier=args.tier or "")
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
@@ -246,7 +247,7 @@ def cmd_merge(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
     if args.canvas is not None and args.roster is None:
         raise GraderError("--canvas needs --roster: the Canvas file names students by their ids")
     roster = read_roster(args.roster) if args.roster is not None else None
-    limits = _batch_limits(args)
+    limits = _batch_limits(args, chapter)
     with StepLog("merge") as log:
         result = merge_outputs(
             chapter,
@@ -267,7 +268,8 @@ def cmd_mine(args: argparse.Namespace, chapter: Chapter, console: Console) -> in
     from grader.commands.mine import mine
 
     part = parse_shard(args.shard) if args.shard else None
-    limits = replace(_batch_limits(args), every_kill=False)
+    # mining asks which tests catch which bugs, with the graded seed alone
+    limits = replace(_batch_limits(args, chapter), every_kill=False, robustness=0)
     with StepLog("mine") as log:
         result = mine(chapter, args.out, limits, args.jobs, args.names, part, progress=log)
     render_mining(console, result)
@@ -287,7 +289,7 @@ def cmd_override(args: argparse.Namespace, chapter: Chapter, console: Console) -
         args.student,
         args.grade,
         args.why,
-        _batch_limits(args),
+        _batch_limits(args, chapter),
         roster,
         args.canvas,
         args.canvas_assignment,
@@ -346,7 +348,7 @@ def text_report(chapter: Chapter, report: CheckReport) -> str:
     return console.export_text()
 
 
-def _batch_limits(args: argparse.Namespace) -> Limits:
+def _batch_limits(args: argparse.Namespace, chapter: Chapter) -> Limits:
     return Limits(
         course_tests=args.time_limit,
         student_tests=args.time_limit,
@@ -354,6 +356,8 @@ def _batch_limits(args: argparse.Namespace) -> Limits:
         ref_deps=getattr(args, "ref_deps", False),  # merge grades no student's code
         # copy detection compares what each test kills: a class is graded on every kill
         every_kill=not getattr(args, "first_kills", False),
+        # the catalog's further seeds: every student's kills rerun with the same ones
+        robustness=chapter.robustness.seeds,
     )
 
 

@@ -25,6 +25,24 @@ def positive_seconds(text: str) -> float:
     return seconds
 
 
+MOST_SEEDS = 20
+"""``--robustness``'s ceiling: each further seed reruns every kill by a test that draws
+examples once more."""
+
+
+def seed_count(text: str) -> int:
+    """A number of further seeds: a whole number from 0 to ``MOST_SEEDS``."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if not 0 <= count <= MOST_SEEDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seeds from 0 to {MOST_SEEDS}"
+        )
+    return count
+
+
 def positive_count(text: str) -> int:
     """A number of things done at once: a whole number, at least 1."""
     try:

@@ -3,6 +3,7 @@ it calls (``grader.cli.handlers``)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from grader.cli.handlers import (
@@ -29,6 +30,7 @@ from grader.cli.options import (
     add_time_limit,
     default_limits,
     positive_seconds,
+    seed_count,
 )
 from grader.commands.tdd import TIME_LIMIT as TDD_TIME_LIMIT
 from grader.grading.witness import TIERS
@@ -106,6 +108,26 @@ def add_tdd(subparsers: SubParsers) -> None:
     add_ref_deps(sub)
 
 
+def add_kills(sub: argparse.ArgumentParser) -> None:
+    """How far ``check`` looks at each kill: every killer, and further seeds."""
+    sub.add_argument(
+        "--every-kill",
+        action="store_true",
+        help="run every one of your tests on every mutant, not only up to the first that "
+        "fails on it: slower, the same score, and each mutant then lists every test that kills "
+        "it (the worth table shows which tests repeat another's kills)",
+    )
+    sub.add_argument(
+        "--robustness",
+        type=seed_count,
+        default=0,
+        metavar="K",
+        help="rerun each kill made by a test that draws examples (hypothesis's @given, a state "
+        "machine) with K further seeds, the same for everyone, and say on how many of the K+1 "
+        "it holds: lucky kills and robust ones (the grade stays on the first seed; default 0)",
+    )
+
+
 def add_check(subparsers: SubParsers) -> None:
     sub = add_command(
         subparsers,
@@ -118,13 +140,7 @@ def add_check(subparsers: SubParsers) -> None:
     add_submission(sub)
     add_json_and_mutation_report(sub)
     add_ref_deps(sub)
-    sub.add_argument(
-        "--every-kill",
-        action="store_true",
-        help="run every one of your tests on every mutant, not only up to the first that "
-        "fails on it: slower, the same score, and each mutant then lists every test that kills "
-        "it (the worth table shows which tests repeat another's kills)",
-    )
+    add_kills(sub)
     sub.add_argument(
         "--gradescope", type=Path, metavar="FILE", help="also write a Gradescope results.json"
     )

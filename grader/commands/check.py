@@ -39,6 +39,7 @@ from grader.grading.jobs import (
 )
 from grader.grading.mutation import Stopped, run_mutants
 from grader.grading.result_cache import ResultCache, content_key, kit_fingerprint
+from grader.grading.robustness import robustness_seeds
 from grader.grading.validation import disagreements, validate
 from grader.inputs.catalog import Chapter
 from grader.inputs.dependencies import Resolved, Sources, resolve
@@ -257,6 +258,7 @@ def _phase_keys(
         limits.mutant_factor,
         limits.mutant_floor,
         limits.every_kill,
+        limits.robustness,
     )
     kit = kit_fingerprint(chapter)
     return {
@@ -365,8 +367,9 @@ def _grade_tests(
         assert submission.tests is not None
         limit = mutant_limit(limits, on_reference.cpu_seconds)
         phase = (submission.tests, mutants, limit, pool, threads, say, limits.student_tests)
+        seeds = robustness_seeds(chapter.id, limits.robustness)
         future = coordinator.submit(
-            run_mutants, chapter, *phase, stop=stop, every_kill=limits.every_kill
+            run_mutants, chapter, *phase, stop=stop, every_kill=limits.every_kill, seeds=seeds
         )
         started.append((time.monotonic(), future))
 

@@ -26,6 +26,7 @@ PHASES = {
     "validation": "the course tests on your code; your tests on the reference, the correct "
     "variants, the stub and your code",
     "mutants": "your tests against the planted mutants",
+    "robustness": "your kills by tests that draw examples, with further seeds",
     "course_tests": "the course tests on your code (the rest is done)",
 }
 """What the progress line says while each phase runs."""
@@ -53,13 +54,17 @@ class Limits:
     every_kill: bool = False
     """Run every test on every mutant (``--every-kill``): by default a mutant's run ends at
     its first failing test, which decides the kill, and names only that test as its killer."""
+    robustness: int = 0
+    """How many further seeds each kill by a test that draws examples is rerun with
+    (``--robustness K``, ``grader.grading.robustness``); 0: none. The grade never changes."""
 
     def settings(self) -> dict[str, object]:
         """Everything that sets how the runs go, as plain data: the limits (not the isolation
         asked for, the key holds the one reached), whether the kit's copy of each needed module
         stood in for the student's, whether mutant runs go past their first failure, the two
-        hash seeds, the reversed rerun and hypothesis's fixed settings. A report carries it;
-        a replay runs with it."""
+        hash seeds, the reversed rerun and hypothesis's fixed settings, and the further seeds
+        asked for, where there are any. A report carries it; a replay runs with it."""
+        robustness = {"robustness": self.robustness} if self.robustness else {}
         return {
             "course_tests": self.course_tests,
             "student_tests": self.student_tests,
@@ -70,6 +75,7 @@ class Limits:
             "hash_seeds": [FIXED_HASH_SEED, OTHER_HASH_SEED],
             "rerun_reversed": True,
             "hypothesis": {name: str(value) for name, value in GRADER_SETTINGS.items()},
+            **robustness,
         }
 
 
@@ -84,6 +90,7 @@ def limits_from_settings(settings: dict[str, object], isolation: IsolationLevel)
         ref_deps=settings.get("ref_deps") is True,
         # a report from before mutant runs stopped at their first failure ran every test
         every_kill=settings.get("every_kill", True) is True,
+        robustness=int(str(settings.get("robustness", 0))),
     )
 
 

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
 from grader.grading.jobs import PHASES, Progress, student_tests_job
+from grader.grading.robustness import rerun_kills
 from grader.grading.validation import problems_on_correct
 from grader.inputs.catalog import Chapter, Mutant
 from grader.inputs.provenance import text_digest
@@ -41,6 +42,7 @@ def run_mutants(
     ceiling: float | None = None,
     stop: threading.Event | None = None,
     every_kill: bool = False,
+    seeds: tuple[int, ...] = (),
 ) -> MutationResult:
     """Phase 3: the test file ``tests`` against every planted mutant, ``limit`` seconds of CPU
     time each, every run seeing the limits ``ceiling``; and the reference again, at places
@@ -49,6 +51,9 @@ def run_mutants(
 
     Each run ends at its first failing test, which kills the mutant, unless ``every_kill``:
     then every test runs, and each mutant names every test that kills it.
+
+    With further ``seeds`` (``grader.grading.robustness``), each kill by a test that draws
+    examples is rerun with each, once the file shows no problem here.
 
     Once ``stop`` is set (the file proved not valid meanwhile) no more runs start, and the
     phase raises ``Stopped``."""
@@ -74,13 +79,29 @@ def run_mutants(
         )
         for m in chapter.mutants
     )
+    unique = _reference_problems(chapter, runs, sources, limit)
+    mutation = MutationResult(chapter.threshold, chapter.required, results, unique)
+    if not seeds or unique or mutation.errors:
+        return mutation
+    if progress is not None:
+        progress(PHASES["robustness"], 0, 0)
+    settings = (limit, ceiling, not every_kill)
+    robustness = rerun_kills(chapter, tests, sources, runs, seeds, settings, pool, threads, stop)
+    if robustness is None:
+        raise Stopped
+    return replace(mutation, robustness=robustness)
+
+
+def _reference_problems(
+    chapter: Chapter, runs: dict[str, RunResult], sources: dict[str, str], limit: float
+) -> tuple[str, ...]:
+    """What the file did wrong on the reference's runs among the mutants', each said once."""
     problems: list[str] = []
-    for name in order:
+    for name, run in runs.items():
         if name not in sources:
             what = "the reference (a correct tree), run again among the mutants"
-            problems += problems_on_correct(runs[name], what, chapter.student_tests, limit)
-    unique = tuple(dict.fromkeys(problems))
-    return MutationResult(chapter.threshold, chapter.required, results, unique)
+            problems += problems_on_correct(run, what, chapter.student_tests, limit)
+    return tuple(dict.fromkeys(problems))
 
 
 def _mutant_jobs(

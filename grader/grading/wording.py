@@ -15,7 +15,13 @@ from grader.grading.jobs import Limits
 from grader.grading.witness import Witness, shows
 from grader.inputs.catalog import Chapter, Mutant
 from grader.inputs.submission import LOCAL_HINTS
-from grader.results.check import CheckReport, MutantResult
+from grader.results.check import (
+    CheckReport,
+    FlakyAcrossSeeds,
+    MutantResult,
+    MutationResult,
+    SeededKill,
+)
 
 PRACTICE = (
     "Practice check, not a grade of record: the runs had no isolation (level none, the "
@@ -260,3 +266,67 @@ def away_from_the_kit(report: CheckReport, text: str) -> str:
     for hint in LOCAL_HINTS:
         text = text.replace(hint, "")
     return text
+
+
+def seeds_header(mutation: MutationResult) -> str:
+    """What the robustness reruns were (``grader.grading.robustness``); empty without them."""
+    result = mutation.robustness
+    if result is None:
+        return ""
+    return (
+        f"Kills across seeds: each kill by a test that draws examples was run again with "
+        f"{len(result.seeds)} further seeds, the same for everyone; the grade uses the first "
+        "seed alone"
+    )
+
+
+def seeded_kills(mutation: MutationResult) -> tuple[list[str], list[str]]:
+    """The killed mutants whose best kill by a test that draws examples held on every seed
+    asked (robust: ``s02 (test_x)``), and a sentence for each of the others (lucky)."""
+    result = mutation.robustness
+    if result is None:
+        return [], []
+    robust, lucky = [], []
+    flaky = {f.test for f in result.flaky}
+    for mutant in mutation.mutants:
+        best = result.best(mutant.id)
+        if best is None or not mutant.detected:
+            continue
+        if result.robust(best):
+            robust.append(f"{mutant.id} ({best.test}, {best.held} of {best.seeds})")
+        else:
+            lucky.append(lucky_kill(best, mutant.title, best.test in flaky))
+    return robust, lucky
+
+
+def lucky_kill(kill: SeededKill, title: str, flaky: bool = False) -> str:
+    """A kill that held on too few seeds: how few, and the case the strategy rarely builds
+    (the mutant's ``title``, the planted bug, where titles are shown); or, for a test
+    ``flaky`` across seeds, that a seed where it fails on the reference too counts for
+    nothing."""
+    if flaky:
+        return (
+            f"kills {kill.mutant} with {kill.held} of {kill.seeds} seeds ({kill.test}): with "
+            "a seed where it fails on the reference too, its kill counts for nothing (flaky "
+            "across seeds, below)"
+        )
+    how = "rarely builds" if 2 * kill.held <= kill.seeds else "does not always build"
+    bug = f": {title}" if title else ""
+    return (
+        f"kills {kill.mutant} with {kill.held} of {kill.seeds} seeds ({kill.test}): your "
+        f"strategy {how} the case that shows the bug{bug}; draw that case more often "
+        "(narrower ranges, shorter keys, more steps) or pin it with @example, so the kill "
+        "does not rest on one seed"
+    )
+
+
+def flaky_across_seeds(flaky: FlakyAcrossSeeds) -> str:
+    """A test that fails on the reference with a further seed: a warning, no change of grade."""
+    example = "; ".join(flaky.example.splitlines())
+    shown = f"; shrunk example: {example}" if example else ""
+    return (
+        f"flaky across seeds: {flaky.test} passes on the reference (a correct tree) with the "
+        f"graded seed but fails there with seed {flaky.seed}: {flaky.reason}{shown}; a "
+        "property must hold for every example its strategy draws (a warning: the grade "
+        "stays as it is)"
+    )

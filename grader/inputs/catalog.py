@@ -107,6 +107,17 @@ class HangBound:
 
 
 @dataclass(frozen=True)
+class RobustnessSettings:
+    """The catalog's ``[robustness]`` table (``grader.grading.robustness``): how many further
+    seeds ``grader batch`` reruns each kill by a test that draws examples with (0: none;
+    ``grader check --robustness K`` chooses its own), and the share of all the seeds a kill
+    must hold on to count as robust."""
+
+    seeds: int = 0
+    robust_share: float = 1.0
+
+
+@dataclass(frozen=True)
 class Dependency:
     """An earlier chapter the implementation may import (the catalog's ``[[needs]]``).
 
@@ -238,6 +249,8 @@ class Chapter:
     rare_share: float = 0.5
     """``grader mine``: a real bug that fewer than this share of the strong test files catch
     is a candidate for next term's mutants (the catalog's ``[mining] rare_share``)."""
+    robustness: RobustnessSettings = RobustnessSettings()
+    """The catalog's ``[robustness]`` table; without one, batch reruns no kill."""
     hand_back_tier: str = ""
     """The tier of the reports a batch hands back to students (``students/NAME.txt`` and
     ``.html``): ``batch --tier``, or empty for the most students see before the due date
@@ -340,6 +353,7 @@ def _chapter_from(data: dict[str, Any], root: Path, mutants_dir: Path) -> Chapte
         if "hang" in data
         else None,
         workflow=tuple(Step(**entry) for entry in data.get("workflow", [])),
+        robustness=_robustness_from(data.get("robustness", {})),
     )
     _check_chapter(chapter)
     return chapter
@@ -388,6 +402,14 @@ def _check_chapter(chapter: Chapter) -> None:
     if not set(chapter.gradescope.tests) <= named:
         unknown = sorted(set(chapter.gradescope.tests) - named)
         raise ValueError(f"[gradescope.tests] names no course test or mutant: {unknown}")
+
+
+def _robustness_from(table: dict[str, Any]) -> RobustnessSettings:
+    """The ``[robustness]`` table: a count of seeds of 0 or more, a share in (0, 1]."""
+    settings = RobustnessSettings(int(table.get("seeds", 0)), float(table.get("robust_share", 1.0)))
+    if settings.seeds < 0 or not 0 < settings.robust_share <= 1:
+        raise ValueError("[robustness] needs seeds >= 0 and 0 < robust_share <= 1")
+    return settings
 
 
 def _dependency_from(entry: dict[str, Any], root: Path) -> Dependency:

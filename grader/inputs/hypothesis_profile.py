@@ -8,6 +8,11 @@ and ``database`` set otherwise are refused by the static check (they would
 change the grader's choice), and the rest are overridden at run time, with
 one note in the report (``grader.static.checker.overridden_settings``).
 
+A robustness rerun (``grader.grading.robustness``) draws its examples from a
+seed the grader chose instead of the derandomized one (``enforce(seed)``),
+every setting else the same, so nothing but the examples differs from the
+graded run.
+
 This module imports hypothesis only inside ``enforce``, which runs in the
 test process: the grader's own process never needs it.
 """
@@ -39,12 +44,13 @@ is the same on every run; the seconds are the backstop on a loaded machine. Hypo
 names these two module constants as the ones to patch (``engine.py``)."""
 
 
-def enforce() -> None:
+def enforce(seed: int | None = None) -> None:
     """Load the grader's profile and make every ``settings(...)`` made later keep its values.
 
     A ``@settings(deadline=200)`` on a test, or a state machine's
     ``TestCase.settings``, gets ``deadline=None`` all the same: the settings
     the grader fixes are put back into every settings object as it is made.
+    With a ``seed`` every test draws from it instead (``draw_from``).
     """
     import hypothesis
     from hypothesis.internal.conjecture import engine
@@ -64,3 +70,26 @@ def enforce() -> None:
         original(self, parent, **{**chosen, **fixed})
 
     settings.__init__ = __init__  # type: ignore[method-assign]
+    if seed is not None:
+        draw_from(seed)
+
+
+def draw_from(seed: int) -> None:
+    """Make every hypothesis test of this process draw its examples from ``seed`` mixed with
+    the test's own digest, where the derandomized run takes the digest alone.
+
+    Hypothesis picks a test's generator in ``core.get_random_for_wrapped_test``: a ``@seed``
+    of the test file's first, then the digest (``derandomize``); this replaces it, so a
+    ``@seed`` of the student's cannot choose a rerun's examples either. The settings stay the
+    grader's, so a test sees no difference but the examples.
+    """
+    from random import Random
+
+    from hypothesis import core
+    from hypothesis.internal.reflection import function_digest
+
+    def seeded(test: Any, wrapped_test: Any) -> Random:
+        wrapped_test._hypothesis_internal_use_generated_seed = None
+        return Random(int.from_bytes(function_digest(test), "big") ^ seed)
+
+    core.get_random_for_wrapped_test = seeded

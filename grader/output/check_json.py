@@ -29,13 +29,16 @@ from grader.inputs.provenance import key_from_dict
 from grader.results.check import (
     CheckReport,
     CourseTestsResult,
+    FlakyAcrossSeeds,
     MutantResult,
     MutationResult,
+    RobustnessResult,
+    SeededKill,
     StudentTestsResult,
 )
 from grader.sandbox.confine.report import what_runs_get
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 UNSTABLE_KEYS = ("timings", "graded_at")
 """The keys that differ between two runs of the same submission: comparisons leave them out."""
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "check-report.schema.json"
@@ -133,7 +136,52 @@ def _mutation(chapter: Chapter, report: CheckReport) -> dict[str, Any] | None:
             w.name: {"kills": list(w.kills), "covered_by": list(w.covered_by)}
             for w in worth_of_tests(mutation, report.student_tests.tests)
         },
+        "robustness": robustness_to_dict(mutation.robustness),
     }
+
+
+def robustness_to_dict(result: RobustnessResult | None) -> dict[str, Any] | None:
+    """The kills rerun with further seeds (``grader.grading.robustness``); ``None``: none
+    were asked for."""
+    if result is None:
+        return None
+    return {
+        "seeds": list(result.seeds),
+        "robust_share": result.robust_share,
+        "kills": [
+            {
+                "mutant": kill.mutant,
+                "test": kill.test,
+                "held": kill.held,
+                "of": kill.seeds,
+                "robust": result.robust(kill),
+            }
+            for kill in result.kills
+        ],
+        "flaky": [
+            {"test": f.test, "seed": f.seed, "reason": f.reason, "example": f.example}
+            for f in result.flaky
+        ],
+    }
+
+
+def robustness_from_dict(data: dict[str, Any] | None) -> RobustnessResult | None:
+    """The ``RobustnessResult`` of a report's ``mutation.robustness`` (``robustness_to_dict``
+    undone); ``None`` where the report has none."""
+    if data is None:
+        return None
+    return RobustnessResult(
+        tuple(int(seed) for seed in data["seeds"]),
+        float(data["robust_share"]),
+        tuple(
+            SeededKill(str(k["mutant"]), str(k["test"]), int(k["held"]), int(k["of"]))
+            for k in data["kills"]
+        ),
+        tuple(
+            FlakyAcrossSeeds(str(f["test"]), int(f["seed"]), str(f["reason"]), str(f["example"]))
+            for f in data["flaky"]
+        ),
+    )
 
 
 def _provenance(chapter: Chapter, report: CheckReport) -> dict[str, Any] | None:
@@ -221,6 +269,7 @@ def report_from_dict(data: dict[str, Any]) -> CheckReport:
                 MutantResult(mutant_id, m["title"], m["status"], tuple(m["killed_by"]))
                 for mutant_id, m in mutation["mutants"].items()
             ),
+            robustness=robustness_from_dict(mutation.get("robustness")),
         ),
         timings=dict(data.get("timings", {})),
         files=dict(data.get("files", {})),

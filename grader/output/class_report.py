@@ -2,7 +2,8 @@
 
 One set of figures, two forms: the distribution of grades and of mutation
 scores; for each planted mutant, the share of the class whose tests killed it
-(one everybody kills teaches nothing; one nobody kills may be unfair); for
+(one everybody kills teaches nothing; one nobody kills may be unfair), and the share of
+those kills that hold across seeds where batch reran them (``[robustness]``); for
 each course test, its pass rate; the most common reasons student tests were
 not valid, each with the students it hit; and the flagged similarity pairs.
 The page is self-contained (inline CSS and SVG drawn here, no script, no
@@ -159,9 +160,19 @@ def _mutant_rates(chapter: Chapter, measured: Mapping[str, MutationResult]) -> l
                 "of": len(measured),
                 "fraction": round(len(killers) / len(measured), 4) if measured else None,
                 "survived_in": [name for name in measured if name not in killers],
+                **robust_share_of(mutant.id, [measured[name] for name in killers]),
             }
         )
     return mutants
+
+
+def robust_share_of(mutant: str, kills: Sequence[MutationResult]) -> dict[str, Any]:
+    """Of the kills of ``mutant`` whose reports reran kills with further seeds, how many are
+    robust (``RobustnessResult.holds``)."""
+    seeded = [m.robustness for m in kills if m.robustness is not None]
+    robust = sum(result.holds(mutant) for result in seeded)
+    share = round(robust / len(seeded), 4) if seeded else None
+    return {"seeded_kills": len(seeded), "robust_kills": robust, "robust_fraction": share}
 
 
 def _course_rates(chapter: Chapter, graded: Mapping[str, CheckReport]) -> list[dict[str, Any]]:
@@ -368,6 +379,29 @@ def _overrides_html(data: Mapping[str, Any]) -> str:
     )
 
 
+def _mutant_table(mutants: Sequence[Mapping[str, Any]]) -> str:
+    """Each mutant's kills, robust kills, planted bug and the students it survived in."""
+    return _table(
+        ("mutant", "killed", "robust kills", "the planted bug", "survived in"),
+        [
+            (
+                m["id"],
+                f"{m['killed']}/{m['of']}",
+                _robust_cell(m),
+                m["title"],
+                ", ".join(m["survived_in"]),
+            )
+            for m in mutants
+        ],
+    )
+
+
+def _robust_cell(mutant: Mapping[str, Any]) -> str:
+    """The share of a mutant's kills that hold across seeds, or why there is none."""
+    seeded, robust = mutant.get("seeded_kills"), mutant.get("robust_kills")
+    return f"{robust}/{seeded} ({mutant['robust_fraction']:.0%})" if seeded else "not measured"
+
+
 def class_html(data: Mapping[str, Any]) -> str:
     """The page of ``class_data``'s figures."""
     chapter = html.escape(str(data["chapter"]))
@@ -390,13 +424,7 @@ def class_html(data: Mapping[str, Any]) -> str:
             for r in data["invalid_reasons"]
         ],
     )
-    titles = _table(
-        ("mutant", "killed", "the planted bug", "survived in"),
-        [
-            (m["id"], f"{m['killed']}/{m['of']}", m["title"], ", ".join(m["survived_in"]))
-            for m in data["mutants"]
-        ],
-    )
+    titles = _mutant_table(data["mutants"])
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{chapter}: the class</title><style>{_STYLE}</style></head><body>"
@@ -413,6 +441,8 @@ def class_html(data: Mapping[str, Any]) -> str:
         "<p class='note'>Orange: killed by everybody (it teaches nothing) or by nobody (it may be "
         "unfair).</p>"
         + _bar_chart("Share of the class killing each mutant", mutant_rows)
+        + "<p class='note'>Robust kills: of the kills rerun with further seeds ([robustness]), "
+        "those made by a test that draws no example or holding on enough seeds.</p>"
         + titles
         + "<h2>Course tests: pass rate</h2>"
         + _bar_chart("Pass rate of each course test", course_rows)

@@ -21,8 +21,11 @@ from grader.grading.timing import cost_sentence, duration, runs_per_check, slow_
 from grader.grading.witness import chapter_witnesses, shows
 from grader.grading.wording import (
     course_test_rule,
+    flaky_across_seeds,
     grade_breakdown,
     practice_note,
+    seeded_kills,
+    seeds_header,
     survivor_details,
     unmodified_notes,
     verdict_sentence,
@@ -479,6 +482,7 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
         ]
         _name_table(console, "Planted mutants", ("mutant", "status", "killed by"), rows)
         _render_worth(console, report)
+        _render_seeds(console, mutation)
         _render_survivors(console, chapter, mutation)
         required = ", ".join(f"{m} {_styled(mutation.status(m))}" for m in mutation.required)
         console.print(
@@ -490,6 +494,24 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     _render_reused(console, chapter, report)
     _mark(console, f"Where the points came from: {grade_breakdown(chapter, report)}.", "=", "")
     console.print(_verdict_line(chapter, report))
+
+
+def _render_seeds(console: Console, mutation: MutationResult) -> None:
+    """The kills rerun with further seeds: the robust ones, each lucky one, each test flaky
+    across seeds (``grader.grading.robustness``)."""
+    header = seeds_header(mutation)
+    if not header or mutation.robustness is None:
+        return
+    console.print(f"{header}:")
+    robust, lucky = seeded_kills(mutation)
+    if robust:
+        _mark(console, f"robust: {', '.join(robust)}", "✓", "green")
+    if not robust and not lucky:
+        _indented(console, 2, "", "no kill was made by a test that draws examples")
+    for sentence in lucky:
+        _mark(console, sentence, "!", "yellow")
+    for flaky in mutation.robustness.flaky:
+        _mark(console, flaky_across_seeds(flaky), "!", "yellow")
 
 
 def _render_survivors(console: Console, chapter: Chapter, mutation: MutationResult) -> None:

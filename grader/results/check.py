@@ -111,6 +111,69 @@ class StudentTestWorth:
     """The other tests that kill every mutant this one kills."""
 
 
+@dataclass(frozen=True)
+class SeededKill:
+    """One kill by a test that draws examples, rerun with the further seeds: on how many of
+    all the seeds (the graded one first) the test failed on the mutant and passed on the
+    reference."""
+
+    mutant: str
+    """The mutant's id."""
+    test: str
+    """The test that killed it with the graded seed."""
+    held: int
+    """On how many seeds the kill held, the graded one included (so at least 1)."""
+    seeds: int
+    """How many seeds there were in all: the further ones and the graded one."""
+
+
+@dataclass(frozen=True)
+class FlakyAcrossSeeds:
+    """A test that passes on the reference with the graded seed but fails there with another:
+    a warning, which changes no grade."""
+
+    test: str
+    """The test's name."""
+    seed: int
+    """The further seed it failed with."""
+    reason: str
+    """Why it failed, in one line (``grader.grading.explain.failure_reason``)."""
+    example: str
+    """Hypothesis's shrunk example it failed on (the failing call, or the state machine's
+    steps), one line each; empty where the report shows none."""
+
+
+@dataclass(frozen=True)
+class RobustnessResult:
+    """Each kill by a test that draws examples, rerun with further seeds
+    (``grader.grading.robustness``); the grade stays on the graded seed."""
+
+    seeds: tuple[int, ...]
+    """The further seeds, derived from the chapter alone: the same for every student."""
+    robust_share: float
+    """The share of all the seeds a kill must hold on to be robust (the catalog's)."""
+    kills: tuple[SeededKill, ...]
+    """Each kill rerun, in the catalog's order of mutants, then the file's order of tests."""
+    flaky: tuple[FlakyAcrossSeeds, ...] = ()
+    """The tests that failed on the reference with a further seed, each seed once."""
+
+    def robust(self, kill: SeededKill) -> bool:
+        """Whether ``kill`` held on at least ``robust_share`` of the seeds."""
+        return kill.held >= self.robust_share * kill.seeds - 1e-9
+
+    def holds(self, mutant: str) -> bool:
+        """Whether the kill of ``mutant`` (a killed one) is robust: made by a test that draws
+        no example (no seed decides it), or, at its best, holding on enough seeds."""
+        best = self.best(mutant)
+        return best is None or self.robust(best)
+
+    def best(self, mutant: str) -> SeededKill | None:
+        """The kill of ``mutant`` that held on the most seeds; ``None``: no test that draws
+        examples killed it, so no seed decides its kill (robust by construction)."""
+        kills = [kill for kill in self.kills if kill.mutant == mutant]
+        return max(kills, key=lambda kill: kill.held) if kills else None
+
+
 def kills_needed(threshold: float, total: int) -> int:
     """The fewest kills of ``total`` mutants that meet ``threshold``: 13 of 18 at 0.70.
 
@@ -131,6 +194,9 @@ class MutationResult:
     """Each mutant's result, in the catalog's order."""
     reference_problems: tuple[str, ...] = ()
     """What the test file did wrong on the reference runs among the mutant runs."""
+    robustness: RobustnessResult | None = None
+    """The kills by tests that draw examples, rerun with further seeds (``--robustness``, the
+    catalog's ``[robustness]`` for batch); ``None`` when none were asked for."""
 
     @property
     def killed(self) -> int:

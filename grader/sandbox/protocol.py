@@ -256,6 +256,9 @@ class JobMessage(TypedDict):
     heap_shift: int
     """The objects of each small size the test process keeps before its first test
     (``Job.heap_shift``)."""
+    hypothesis_seed: NotRequired[int]
+    """The seed hypothesis draws examples from (``Job.hypothesis_seed``); absent: the
+    derandomized one, as every graded run."""
 
 
 class RunJob(JobMessage):

@@ -36,7 +36,7 @@ def _check(folder: Path, report_file: Path, *options: str) -> dict[str, Any]:
     assert grader.cli.main(arguments) == EXIT_FAIL
     report: dict[str, Any] = json.loads(report_file.read_text(encoding="utf-8"))
     jsonschema.validate(report, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
-    assert report["schema_version"] == 4
+    assert report["schema_version"] == 5
     return report
 
 

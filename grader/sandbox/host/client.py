@@ -141,6 +141,8 @@ class Worker:
         }
         if job.call_limit:
             message["call_limit"] = job.call_limit
+        if job.hypothesis_seed is not None:
+            message["hypothesis_seed"] = job.hypothesis_seed
         started = time.monotonic()
         try:
             implementation, tests, *dependencies = (

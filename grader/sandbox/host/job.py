@@ -73,6 +73,11 @@ class Job:
     first test, so every object the tests make lies elsewhere than in a run without them:
     validation's rerun with a shifted heap (``grader.grading.validation``); 0 for every
     other run."""
+    hypothesis_seed: int | None = None
+    """The seed hypothesis draws the tests' examples from in place of the derandomized one
+    (``grader.inputs.hypothesis_profile.draw_from``): the robustness reruns
+    (``grader.grading.robustness``), whose seeds the grader derives from the catalog alone;
+    ``None`` for every other run."""
 
 
 @dataclass(frozen=True)

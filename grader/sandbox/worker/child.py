@@ -86,7 +86,8 @@ def _test_child(
     recorder = OutcomeRecorder(
         events_fd, reverse=bool(job.get("reverse")), stopped=proxy.ImplementationStopped
     )
-    enforce_grader_settings()
+    seed = job.get("hypothesis_seed")
+    enforce_grader_settings(None if seed is None else int(seed))
     random.seed(0)
     _shift_heap(int(job["heap_shift"]))
     pytest.main([*_selection(test_file.relative_to(folder), job), *PYTEST_ARGS], plugins=[recorder])

@@ -226,6 +226,7 @@ def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[
     # every call there (a run alone ran 1.3x as fast).
     test.pop("implementation_cpus", None)
     test.pop("call_limit", None)
+    implementation.pop("hypothesis_seed", None)  # the test process's alone: it draws examples
     cpus = implementation.pop("implementation_cpus", None)
     if cpus and policy.pins_implementation(confinement):
         implementation["cpus"] = cpus
