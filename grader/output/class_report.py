@@ -22,6 +22,7 @@ from typing import Any
 from grader.course.similarity import Similarity, clusters
 from grader.grading.wording import PRACTICE_CLASS
 from grader.inputs.catalog import Chapter
+from grader.output.class_charts import bar_chart, column_chart, figure, table
 from grader.output.similarity import SIMILARITY_PAGE, group_anchor
 from grader.results.batch import Override
 from grader.results.check import CheckReport, MutationResult
@@ -248,91 +249,11 @@ td, th { padding: .2rem .6rem; text-align: left; }
 tr:nth-child(even) { background: #f5f5f5; } .num { text-align: right; }
 svg text { font-size: 11px; fill: #1b1b1b; } .note { color: #555; }
 """
-_BAR = "#3f7fbf"
-_WARN = "#d9822b"
-
-
-def _column_chart(title: str, bins: Sequence[Mapping[str, Any]], label: str) -> str:
-    """A histogram as an SVG column chart, one column per bin, its count above it and the
-    range it holds below it."""
-    width, height, pad = 600, 180, 28
-    top = max([int(b["count"]) for b in bins] + [1])
-    step = (width - 2 * pad) / len(bins)
-    parts = [
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height + 30}' "
-        f"role='img' aria-label='{html.escape(title, quote=True)}'>"
-        f"<title>{html.escape(title)}</title>"
-    ]
-    for i, b in enumerate(bins):
-        count = int(b["count"])
-        tall = (height - 2 * pad) * count / top
-        x, y = pad + i * step, height - pad - tall
-        parts.append(
-            f"<rect class='bar' x='{x + 2:.1f}' y='{y:.1f}' width='{step - 4:.1f}' "
-            f"height='{tall:.1f}' fill='{_BAR}'>"
-            f"<title>{html.escape(str(b['label']))}: {count}</title></rect>"
-        )
-        if count:
-            parts.append(
-                f"<text x='{x + step / 2:.1f}' y='{y - 3:.1f}' text-anchor='middle'>{count}</text>"
-            )
-        parts.append(
-            f"<text x='{x + step / 2:.1f}' y='{height - pad + 14:.1f}' text-anchor='middle' "
-            f"class='bin'>{html.escape(str(b['label']))}</text>"
-        )
-    parts.append(
-        f"<text x='{width / 2:.1f}' y='{height + 20}' text-anchor='middle'>"
-        f"{html.escape(label)}</text>"
-    )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _bar_chart(title: str, rows: Sequence[tuple[str, float | None, bool]]) -> str:
-    """Horizontal bars of fractions 0..1, one per row ``(label, fraction, highlighted)``."""
-    row_height, label_width, bar_width = 18, 300, 320
-    height = row_height * len(rows) + 10
-    parts = [
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{label_width + bar_width + 60}' "
-        f"height='{height}' role='img' aria-label='{html.escape(title, quote=True)}'>"
-        f"<title>{html.escape(title)}</title>"
-    ]
-    for i, (label, fraction, highlighted) in enumerate(rows):
-        y = 5 + i * row_height
-        share = fraction or 0.0
-        colour = _WARN if highlighted else _BAR
-        parts.append(
-            f"<text x='{label_width - 6}' y='{y + 12}' text-anchor='end'>"
-            f"{html.escape(label)}</text>"
-            f"<rect class='bar' x='{label_width}' y='{y + 2}' width='{bar_width * share:.1f}' "
-            f"height='{row_height - 5}' fill='{colour}'></rect>"
-            f"<text x='{label_width + bar_width * share + 4:.1f}' y='{y + 12}'>"
-            f"{'none' if fraction is None else f'{fraction:.0%}'}</text>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>"
-        for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _figure(summary: Mapping[str, Any]) -> str:
-    """A summary's mean and median, in words."""
-    if summary["mean"] is None:
-        return "none"
-    mean, median = summary["mean"], summary["median"]
-    return f"mean {mean:.2f}, median {median:.2f} ({summary['count']})"
 
 
 def _copies_html(data: Mapping[str, Any]) -> str:
     """The groups of copies, each linked to the similarity page, and the flagged pairs."""
-    flags = _table(
+    flags = table(
         ("kind", "a", "b", "text score", "behaviour score"),
         [
             (
@@ -375,13 +296,13 @@ def _overrides_html(data: Mapping[str, Any]) -> str:
     return (
         f"<p class='note'>{len(overrides)} grades set by hand (grader override), counted "
         "above in place of the grader's:</p>"
-        + _table(("student", "graded", "set by hand", "by", "at", "why"), rows)
+        + table(("student", "graded", "set by hand", "by", "at", "why"), rows)
     )
 
 
 def _mutant_table(mutants: Sequence[Mapping[str, Any]]) -> str:
     """Each mutant's kills, robust kills, planted bug and the students it survived in."""
-    return _table(
+    return table(
         ("mutant", "killed", "robust kills", "the planted bug", "survived in"),
         [
             (
@@ -417,7 +338,7 @@ def class_html(data: Mapping[str, Any]) -> str:
         for m in data["mutants"]
     ]
     course_rows = [(c["name"], c["rate"], False) for c in data["course_tests"]]
-    reasons = _table(
+    reasons = table(
         ("reason", "students", "who"),
         [
             (r["reason"], len(r["students"]), ", ".join(r["students"]))
@@ -432,20 +353,20 @@ def class_html(data: Mapping[str, Any]) -> str:
         + f"<h1>{chapter}: the class</h1>"
         f"<p>{data['students']} submissions, {data['graded']} graded, {data['passed']} passed; "
         f"{data['valid_tests']} with valid tests.</p>"
-        f"<h2>Grades</h2><p>{_figure(grades)}, out of {grades['scale']:g}</p>"
-        + _column_chart("Grades", grades["histogram"], f"grade (out of {grades['scale']:g})")
+        f"<h2>Grades</h2><p>{figure(grades)}, out of {grades['scale']:g}</p>"
+        + column_chart("Grades", grades["histogram"], f"grade (out of {grades['scale']:g})")
         + _overrides_html(data)
-        + f"<h2>Mutation scores</h2><p>{_figure(scores)} (valid tests only)</p>"
-        + _column_chart("Mutation scores", scores["histogram"], "mutation score")
+        + f"<h2>Mutation scores</h2><p>{figure(scores)} (valid tests only)</p>"
+        + column_chart("Mutation scores", scores["histogram"], "mutation score")
         + "<h2>Planted mutants: share of the class that killed each</h2>"
         "<p class='note'>Orange: killed by everybody (it teaches nothing) or by nobody (it may be "
         "unfair).</p>"
-        + _bar_chart("Share of the class killing each mutant", mutant_rows)
+        + bar_chart("Share of the class killing each mutant", mutant_rows)
         + "<p class='note'>Robust kills: of the kills rerun with further seeds ([robustness]), "
         "those made by a test that draws no example or holding on enough seeds.</p>"
         + titles
         + "<h2>Course tests: pass rate</h2>"
-        + _bar_chart("Pass rate of each course test", course_rows)
+        + bar_chart("Pass rate of each course test", course_rows)
         + "<h2>Why student tests were not valid</h2>"
         + (reasons if data["invalid_reasons"] else "<p>Every graded test file was valid.</p>")
         + "<h2>Flagged similarity</h2>"
