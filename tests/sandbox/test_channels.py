@@ -25,8 +25,9 @@ import pytest
 
 from grader.grading.jobs import course_tests_job
 from grader.inputs.catalog import load_chapter
-from grader.sandbox import procfs, protocol
+from grader.sandbox import procfs
 from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.protocol import frames
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
@@ -54,7 +55,7 @@ def forged_record() -> bytes:
         "output": "",
     }
     messages: list[dict[str, object]] = [{"pid": os.getpid()}, record, *events]
-    return b"".join(protocol.json_frame(message) for message in messages)
+    return b"".join(frames.json_frame(message) for message in messages)
 
 
 def channels_of(pid: int) -> Iterator[tuple[str, str]]:

@@ -428,7 +428,7 @@ def test_the_kits_reference_is_out_of_sight_of_a_confined_run(pool: WorkerPool) 
         def test_look():
             seen = {name: os.path.exists(os.path.join(KIT, name))
                     for name in ("reference", "mutants", "wheats", "course_tests", "chapter")}
-            GRADER = ("catalog.py", "sandbox/confine", "sandbox/protocol.py",
+            GRADER = ("catalog.py", "sandbox/confine", "sandbox/protocol",
                       "sandbox/untrusted")
             here = os.path.dirname(grader.__file__)
             grader_files = [n for n in GRADER if os.path.exists(os.path.join(here, n))]
@@ -439,7 +439,7 @@ def test_the_kits_reference_is_out_of_sight_of_a_confined_run(pool: WorkerPool) 
     if pool.isolation == "namespaces":
         assert result.outcome("test_look") == "failed"
         nothing = dict.fromkeys(("reference", "mutants", "wheats", "course_tests", "chapter"), 0)
-        seen = f"{nothing!r}, ['sandbox/protocol.py', 'sandbox/untrusted']"
+        seen = f"{nothing!r}, ['sandbox/protocol', 'sandbox/untrusted']"
         assert seen.replace("0", "False") in result.detail("test_look")
     else:
         assert result.all_passed

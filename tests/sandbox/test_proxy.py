@@ -19,8 +19,8 @@ import pytest
 
 from grader.grading.jobs import course_tests_job, student_tests_job
 from grader.inputs.catalog import load_chapter
-from grader.sandbox import protocol
 from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.protocol import calls, frames
 
 CHAPTER = load_chapter()
 REFERENCE = CHAPTER.reference.read_text(encoding="utf-8")
@@ -30,8 +30,8 @@ STUB = CHAPTER.stub.read_text(encoding="utf-8")
 def through_a_pipe(message: object) -> object:
     read_end, write_end = os.pipe()
     try:
-        protocol.send(write_end, message)
-        return protocol.Calls(read_end).receive()
+        calls.send(write_end, message)
+        return calls.Calls(read_end).receive()
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -41,7 +41,7 @@ def garbage(body: bytes) -> object:
     read_end, write_end = os.pipe()
     try:
         os.write(write_end, len(body).to_bytes(4, "big") + body)
-        return protocol.Calls(read_end).receive()
+        return calls.Calls(read_end).receive()
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -66,22 +66,22 @@ class Sly(int):
     "value", [{1}, {"a": 1}, b"bytes", object(), Sly(3), [1, (2, Sly(0))], len], ids=repr
 )
 def test_anything_else_is_refused_before_it_is_sent(value: object) -> None:
-    with pytest.raises(protocol.NotPlainData, match="cannot cross"):
-        protocol.encode(value)
+    with pytest.raises(calls.NotPlainData, match="cannot cross"):
+        calls.encode(value)
 
 
 def test_a_frame_that_is_not_plain_data_is_garbage() -> None:
-    with pytest.raises(protocol.WireError, match="garbage"):
+    with pytest.raises(frames.WireError, match="garbage"):
         garbage(marshal.dumps({1, 2}))
-    with pytest.raises(protocol.WireError, match="garbage"):
+    with pytest.raises(frames.WireError, match="garbage"):
         garbage(marshal.dumps(compile("1", "x", "eval")))
-    with pytest.raises(protocol.WireError, match="garbage"):
+    with pytest.raises(frames.WireError, match="garbage"):
         garbage(b"\xff\x00not marshal")
     read_end, write_end = os.pipe()
     os.write(write_end, (1 << 31).to_bytes(4, "big"))
     os.close(write_end)
-    with pytest.raises(protocol.WireError, match="more than"):
-        protocol.Calls(read_end).receive()
+    with pytest.raises(frames.WireError, match="more than"):
+        calls.Calls(read_end).receive()
     os.close(read_end)
 
 
@@ -90,19 +90,19 @@ def test_frames_cross_whatever_the_reads_bring() -> None:
     each arrives whole and in order; a channel that ends mid-frame is a ``WireError``."""
     big = list(range(100_000))
     read_end, write_end = os.pipe()
-    calls = protocol.Calls(read_end)
-    os.write(write_end, protocol.encode(["one"]) + protocol.encode(["two", 2]))
-    assert [calls.receive(), calls.receive()] == [["one"], ["two", 2]]
-    for byte in protocol.encode(["three", (3,)]):
+    reader = calls.Calls(read_end)
+    os.write(write_end, calls.encode(["one"]) + calls.encode(["two", 2]))
+    assert [reader.receive(), reader.receive()] == [["one"], ["two", 2]]
+    for byte in calls.encode(["three", (3,)]):
         os.write(write_end, bytes([byte]))
-    assert calls.receive() == ["three", (3,)]
+    assert reader.receive() == ["three", (3,)]
     with ThreadPoolExecutor(1) as writer:
-        writer.submit(protocol.write_all, write_end, protocol.encode(big))
-        assert calls.receive() == big
-    os.write(write_end, protocol.encode(["cut short"])[:-2])
+        writer.submit(frames.write_all, write_end, calls.encode(big))
+        assert reader.receive() == big
+    os.write(write_end, calls.encode(["cut short"])[:-2])
     os.close(write_end)
-    with pytest.raises(protocol.WireError, match="ended"):
-        calls.receive()
+    with pytest.raises(frames.WireError, match="ended"):
+        reader.receive()
     os.close(read_end)
 
 

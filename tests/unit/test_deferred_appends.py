@@ -11,7 +11,7 @@ import os
 import types
 from typing import Any
 
-from grader.sandbox import protocol
+from grader.sandbox.protocol import calls, frames
 from grader.sandbox.untrusted import implementation, proxy
 
 
@@ -33,16 +33,16 @@ def frames_after(call: list[Any]) -> list[Any]:
     contract = implementation.Contract("tree", {"Tree": ["evict"]}, [])
     requests_read, requests_write = os.pipe()
     replies_read, replies_write = os.pipe()
-    server = implementation.Server(module, contract, protocol.Calls(requests_read), replies_write)
+    server = implementation.Server(module, contract, calls.Calls(requests_read), replies_write)
     server.keep(Tree(), "Tree")
     server.answer(call)
     os.close(replies_write)
-    reader = protocol.Calls(replies_read)
+    reader = calls.Calls(replies_read)
     sent = []
     while True:
         try:
             sent.append(reader.receive())
-        except protocol.WireError:
+        except frames.WireError:
             break
     for fd in (requests_read, requests_write, replies_read):
         os.close(fd)

@@ -19,16 +19,24 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from grader.errors import GraderError
-from grader.sandbox import procfs, protocol, reaper
+from grader.sandbox import procfs, reaper
 from grader.sandbox.confine import limits
 from grader.sandbox.host.compiled import rewritten_pyc
 from grader.sandbox.host.job import ANY_INTERFACE, Job, wall_backstop
 from grader.sandbox.host.result import PARENT_KILLED, RunResult, interpret
 from grader.sandbox.levels import IsolationLevel
-from grader.sandbox.protocol import JobMessage, RunRecord, Started, WireError, channel
+from grader.sandbox.protocol.frames import (
+    FrameReader,
+    WireError,
+    channel,
+    decode_json,
+    json_frame,
+    write_all,
+)
+from grader.sandbox.protocol.jobs import JobMessage, RunRecord, Started
+from grader.sandbox.protocol.status import RunStatus
 
 STOP_GRACE_SECONDS = 5.0
 
@@ -83,8 +91,8 @@ class Worker:
         self.control: socket.socket | None = None
         """The jobs go out on this socket (the worker's stdin)."""
         self.replies: socket.socket | None = None
-        """The worker's answers come back on this one, its stdout (``protocol.channel``)."""
-        self._buffer = b""
+        """The worker's answers come back on this one, its stdout (``frames.channel``)."""
+        self._frames = FrameReader()
         self.process = self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -101,7 +109,7 @@ class Worker:
             self.control.close()
         self.control = ours
         self.replies = socket.socket(fileno=replies)
-        self._buffer = b""
+        self._frames = FrameReader()
         command = [sys.executable, "-s", "-P", "-m", "grader.sandbox.worker", str(self.scratch)]
         try:
             process = subprocess.Popen(
@@ -150,10 +158,11 @@ class Worker:
                 for text in (job.implementation, job.test_source, *(s for _, s in job.dependencies))
             )
             self._send_job(message, [implementation, tests, rewritten_pyc(tests), *dependencies])
-            started_message: Started = self._read(started + WORKER_START_SECONDS)
+            started_message: Started = decode_json(self._read(started + WORKER_START_SECONDS))
             self.child_pid = int(started_message["pid"])
             backstop = wall_backstop(job.time_limit, confirming)
-            record: RunRecord = self._read(time.monotonic() + backstop + WORKER_GRACE_SECONDS)
+            deadline = time.monotonic() + backstop + WORKER_GRACE_SECONDS
+            record: RunRecord = decode_json(self._read(deadline))
         except TimeoutError:
             if closed.is_set():
                 raise GraderError("grading was stopped before it finished") from None
@@ -165,12 +174,12 @@ class Worker:
         self.child_pid = None
         return interpret(record)
 
-    def _read(self, deadline: float) -> Any:
-        """The worker's next message; ``TimeoutError`` if it has none by ``deadline``, or at
+    def _read(self, deadline: float) -> bytes:
+        """The worker's next frame; ``TimeoutError`` if it has none by ``deadline``, or at
         once if the worker is stopped (it cannot answer)."""
         replies = self.replies
         assert replies is not None
-        while (body := self._next_frame()) is None:
+        while (body := self._frames.next()) is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
@@ -181,11 +190,7 @@ class Worker:
                 chunk = replies.recv(65536)
                 if not chunk:
                     raise EOFError("the grading worker stopped")
-                self._buffer += chunk
-        return protocol.decode_json(body)
-
-    def _next_frame(self) -> bytes | None:
-        body, self._buffer = protocol.take_frame(self._buffer)
+                self._frames.feed(chunk)
         return body
 
     def _restart_after_deadline(self, seconds: float) -> RunResult:
@@ -193,7 +198,7 @@ class Worker:
         self.kill()
         self.process = self._start()
         return RunResult(
-            "timeout",
+            RunStatus.TIMEOUT,
             (),
             "stopped after its time limit: its worker was stopped or stopped answering",
             "",
@@ -209,7 +214,7 @@ class Worker:
                 f"{self.process.returncode}; rerun with --debug and report it"
             )
         self.process = self._start()
-        return RunResult("crashed", (), PARENT_KILLED, "", 0.0)
+        return RunResult(RunStatus.CRASHED, (), PARENT_KILLED, "", 0.0)
 
     def _send_job(self, message: JobMessage, contents: list[bytes]) -> None:
         """Send the job with its sources (implementation, tests, the tests as pytest compiles
@@ -217,7 +222,7 @@ class Worker:
         assert self.control is not None
         sources = [_memory_file(content) for content in contents]
         try:
-            socket.send_fds(self.control, [protocol.json_frame(message)], sources)
+            socket.send_fds(self.control, [json_frame(message)], sources)
         finally:
             for fd in sources:
                 os.close(fd)
@@ -255,7 +260,7 @@ class Worker:
 def _memory_file(content: bytes) -> int:
     """A read-only descriptor of a file in memory holding ``content``, at its start."""
     fd = os.memfd_create("source", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    protocol.write_all(fd, content)
+    write_all(fd, content)
     fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.sandbox.protocol import Contract
+from grader.sandbox.protocol.jobs import Contract
 
 FIXED_HASH_SEED = 0
 

@@ -31,6 +31,7 @@ from grader.sandbox.host.client import Worker, kill_strays, sweep_strays
 from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Job
 from grader.sandbox.host.result import RunResult
 from grader.sandbox.levels import IsolationLevel
+from grader.sandbox.protocol.status import RunStatus
 
 WORKERS = 2
 """Warm workers a pool starts unless told otherwise: two keep both cores of the machine busy."""
@@ -138,10 +139,10 @@ class WorkerPool:
         pool (no other run of it beside it, a longer wall-clock backstop), before the timeout
         counts: ``confirmed`` if it timed out again, else the second run is the result.
         Call it where a timeout decides something (a kill, a file not valid)."""
-        if result.status != "timeout":
+        if result.status != RunStatus.TIMEOUT:
             return result
         again = self._run(job, alone=True)
-        if again.status != "timeout":
+        if again.status != RunStatus.TIMEOUT:
             return again
         message = f"{again.message} (confirmed: it timed out again, run alone)"
         return replace(again, message=message, confirmed=True)

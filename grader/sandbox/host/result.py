@@ -1,6 +1,6 @@
 """A run's record turned into its result, in the grader's own process.
 
-The worker reports what it saw of a run (``protocol.RunRecord``); ``interpret``
+The worker reports what it saw of a run (``protocol.jobs.RunRecord``); ``interpret``
 makes a ``RunResult`` of it here, so the verdict on a run never rests on what
 the run's exit status claims, and an event the recorder could not have sent
 crashes the run. ``failure_line`` is the one line every message quotes of a
@@ -15,13 +15,11 @@ import signal
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
-from grader.sandbox import protocol
-from grader.sandbox.protocol import TestStatus
-
-RunStatus = Literal["completed", "stopped", "collection_error", "crashed", "timeout"]
-"""How a run ended; ``stopped``: at its first failing test, where the job asked for that."""
+from grader.sandbox.protocol.calls import DID_NOT_RETURN
+from grader.sandbox.protocol.events import Event, well_formed
+from grader.sandbox.protocol.status import FAILING, TELLS_APART, WORST_FIRST, RunStatus, TestStatus
 
 PARENT_KILLED = "the test process killed its parent, the grader's worker"
 
@@ -65,9 +63,8 @@ class RunResult:
         """The outcome of test ``name``; parametrized cases fold into their worst outcome."""
         statuses = [o.status for o in self.outcomes if _base_name(o.name) == name]
         if not statuses:
-            return "not run"
-        worst_first: tuple[TestStatus, ...] = ("timeout", "error", "failed", "not run", "skipped")
-        return next((status for status in worst_first if status in statuses), "passed")
+            return TestStatus.NOT_RUN
+        return next((status for status in WORST_FIRST if status in statuses), TestStatus.PASSED)
 
     def detail(self, name: str) -> str:
         return "\n".join(o.detail for o in self.outcomes if _base_name(o.name) == name and o.detail)
@@ -76,7 +73,7 @@ class RunResult:
         """Whether test ``name`` ended on a call of the student's own tree that passed its
         bound (``Job.call_limit``): the tree hung there, or the test asks too much of it."""
         return any(
-            line.startswith("E   your ") and protocol.HUNG in line
+            line.startswith("E   your ") and DID_NOT_RETURN in line
             for line in self.detail(name).splitlines()
         )
 
@@ -87,25 +84,27 @@ class RunResult:
         """Seconds per test that ran, parametrized cases summed, in the run's order."""
         seconds: dict[str, float] = {}
         for o in self.outcomes:
-            if o.status == "not run":
+            if o.status == TestStatus.NOT_RUN:
                 continue
             seconds[_base_name(o.name)] = seconds.get(_base_name(o.name), 0.0) + o.seconds
         return {name: round(value, 3) for name, value in seconds.items()}
 
     @property
     def all_passed(self) -> bool:
-        return self.status == "completed" and all(o.status == "passed" for o in self.outcomes)
+        return self.status == RunStatus.COMPLETED and all(
+            o.status == TestStatus.PASSED for o in self.outcomes
+        )
 
     def failing(self) -> list[str]:
         """Tests that failed, errored or timed out: those that tell this implementation apart."""
-        return [n for n in self.test_names() if self.outcome(n) in ("failed", "error", "timeout")]
+        return [n for n in self.test_names() if self.outcome(n) in TELLS_APART]
 
 
 def merged_runs(runs: list[RunResult]) -> RunResult:
     """Runs of parts of one test file as one run: their outcomes in the order given, the
     status and message of the first that did not complete, the longest wall time (they went
     side by side) and all their CPU time."""
-    unfinished = next((run for run in runs if run.status != "completed"), runs[0])
+    unfinished = next((run for run in runs if run.status != RunStatus.COMPLETED), runs[0])
     return RunResult(
         unfinished.status,
         tuple(outcome for run in runs for outcome in run.outcomes),
@@ -119,7 +118,8 @@ def merged_runs(runs: list[RunResult]) -> RunResult:
 
 def status_phrase(status: TestStatus) -> str:
     """How a message says what a test did: ``fails``, ``fails with an error``, ``is skipped``."""
-    return {"failed": "fails", "error": "fails with an error"}.get(status, f"is {status}")
+    phrases = {TestStatus.FAILED: "fails", TestStatus.ERROR: "fails with an error"}
+    return phrases.get(status, f"is {status}")
 
 
 def _without_addresses(text: str) -> str:
@@ -146,34 +146,34 @@ def interpret(record: Mapping[str, Any]) -> RunResult:
 
 def _interpret(record: Mapping[str, Any]) -> RunResult:
     raw = record["events"] if isinstance(record.get("events"), list) else []
-    events = protocol.well_formed(raw)
+    events = well_formed(raw)
     seconds = float(record.get("seconds", 0.0))
     cpu_seconds = float(record.get("cpu_seconds", 0.0))
     refused = _refusal(raw, events)
     if refused is not None:
-        return RunResult("crashed", (), refused, "", seconds, cpu_seconds)
+        return RunResult(RunStatus.CRASHED, (), refused, "", seconds, cpu_seconds)
     seen = _Seen.of(events, seconds)
     output = record["output"]
     if seen.collection_errors:
         first = seen.collection_errors[0]
         line = failure_line(first) or "the test file could not be collected"
-        return RunResult("collection_error", (), line, first, seconds, cpu_seconds)
+        return RunResult(RunStatus.COLLECTION_ERROR, (), line, first, seconds, cpu_seconds)
     collected, outcomes, running = seen.collected, seen.outcomes, seen.running
     # Fewer outcomes than collected tests is never a pass, whatever the exit status said.
     missing = [name for name in collected if name not in outcomes]
     over_cap = record.get("over_cap")
     if isinstance(over_cap, str) and over_cap:
-        status: RunStatus = "crashed"
+        status = RunStatus.CRASHED
         message = f"{over_cap}: it was stopped, and fails"
     elif record["timed_out"]:
-        status = "timeout"
+        status = RunStatus.TIMEOUT
         message = f"stopped after its time limit while running {running or 'the tests'}"
     elif record.get("stopped") is True:
-        status = "stopped"
-        failing = (o.name for o in reversed(outcomes.values()) if o.status in ("failed", "error"))
+        status = RunStatus.STOPPED
+        failing = (o.name for o in reversed(outcomes.values()) if o.status in FAILING)
         message = f"stopped at its first failing test, {next(failing, 'a test')}"
     elif not seen.finished or missing:
-        status = "crashed"
+        status = RunStatus.CRASHED
         message = (
             PARENT_KILLED
             if record.get("parent_killed") is True
@@ -181,12 +181,12 @@ def _interpret(record: Mapping[str, Any]) -> RunResult:
         )
     else:
         ordered = tuple(outcomes[n] for n in collected)
-        return RunResult("completed", ordered, "", output, seconds, cpu_seconds)
+        return RunResult(RunStatus.COMPLETED, ordered, "", output, seconds, cpu_seconds)
     for name in missing:
-        ended: TestStatus = "timeout" if status == "timeout" and name == running else "not run"
-        if status == "crashed" and name == running:
-            ended = "error"
-        outcomes[name] = TestOutcome(name, ended, message if ended != "not run" else "")
+        ended = TestStatus.NOT_RUN
+        if name == running and status in (RunStatus.TIMEOUT, RunStatus.CRASHED):
+            ended = TestStatus.TIMEOUT if status == RunStatus.TIMEOUT else TestStatus.ERROR
+        outcomes[name] = TestOutcome(name, ended, message if ended != TestStatus.NOT_RUN else "")
     ordered = tuple(outcomes[n] for n in collected) if collected else tuple(outcomes.values())
     return RunResult(status, ordered, message, output, seconds, cpu_seconds)
 
@@ -203,7 +203,7 @@ class _Seen:
     finished: bool = False
 
     @classmethod
-    def of(cls, events: list[protocol.Event], run_seconds: float) -> _Seen:
+    def of(cls, events: list[Event], run_seconds: float) -> _Seen:
         seen = cls()
         for event in events:
             if event["event"] == "collected":
@@ -216,14 +216,14 @@ class _Seen:
                 detail = _without_addresses(event["detail"])
                 took = _bounded_seconds(event.get("seconds"), run_seconds)
                 name = event["name"]
-                seen.outcomes[name] = TestOutcome(name, event["status"], detail, took)
+                seen.outcomes[name] = TestOutcome(name, TestStatus(event["status"]), detail, took)
                 seen.running = None
             elif event["event"] == "finished":
                 seen.finished = True
         return seen
 
 
-def _refusal(raw: list[Any], events: list[protocol.Event]) -> str | None:
+def _refusal(raw: list[Any], events: list[Event]) -> str | None:
     """Why a run's events cannot be the recorder's, if they cannot: one is malformed, or a
     test's outcome comes twice. The recorder reports each test once, so a second outcome is
     forged; letting either stand would make a run that stops at its first failure read

@@ -4,7 +4,7 @@ A run's implementation (the reference, a wheat, the stub, a mutant or a
 student's own) runs here, in a process of its own, and nowhere else: the
 test process imports a stand-in (``untrusted.proxy``) that sends each
 call of the interface over a channel and gets plain data back
-(``grader.sandbox.protocol``). This process never holds the run's outcome channel,
+(``grader.sandbox.protocol.calls``). This process never holds the run's outcome channel,
 so whatever the implementation does, it cannot report a test's outcome; and
 the test process never holds the implementation's code, so no test can read
 it.
@@ -37,200 +37,29 @@ own invariant check), exactly as the test would one call at a time.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import copy
-import dis
-import importlib.abc
-import importlib.machinery
 import inspect
 import linecache
-import os
-import signal
 import sys
-import time
 import traceback
 import types
 from collections.abc import Callable
 from typing import Any
 
-from grader.sandbox import protocol
+from grader.sandbox.protocol import calls
+from grader.sandbox.protocol.calls import ErrorRecord, Message, Plain
+from grader.sandbox.protocol.frames import WireError, write_all
+from grader.sandbox.untrusted.bound import WAITING_SECONDS, CallBound, Hung
+from grader.sandbox.untrusted.loading import Compiled, Dependencies, brought_file, read_source
 
 WALK_LIMIT = 100_000
 """The most nodes ``walk`` visits: more is a cycle or a runaway tree."""
-SOURCE_LIMIT_BYTES = 16 * 1024 * 1024
 ANY_SPECIAL = ("__len__",)
 """The special methods a class offers beyond its public members when no interface is given."""
 
 
 class CallbackFailed(Exception):
     """A callback the test passed (``on_evict``) raised in the test process."""
-
-
-class Hung(BaseException):
-    """Raised into the implementation's code where a call passed its bound (``CallBound``):
-    not an ``Exception``, so an ``except Exception`` of the student's does not catch it."""
-
-    def __init__(self, frames: list[list[Any]], waiting: bool) -> None:
-        super().__init__("the call did not return within its bound")
-        self.frames = frames
-        self.waiting = waiting
-
-
-TICK_SECONDS = 0.05
-"""How often the call bound looks at the call in progress (``CallBound``)."""
-
-WAITING_SECONDS = 5.0
-WAITING_SHARE = 0.01
-"""A call that has waited this long by the wall clock, using less than this share of it in
-CPU time, waits for what never comes (a sleep, a lock, a read): a hang too. A call that
-computes is never starved that far, however busy the machine."""
-
-
-class CallBound:
-    """A bound on the CPU time one call may use, and on how long it may wait doing nothing.
-
-    A timer ticks every ``TICK_SECONDS`` of wall time; a tick that finds the
-    same outermost call running as the tick before measures the CPU time this
-    process has used since that first look (a callback's wait for the test
-    process uses none). Past ``seconds`` of it, or waiting without computing
-    (``WAITING_SECONDS``), the tick raises ``Hung`` where the code is; if the
-    code swallows that and goes on, the next one sends the reply itself and
-    ends the process. Nothing is done per call but counting it, so the bound
-    costs a call nothing.
-
-    Where the code is must be the same every run, for the same tree: from
-    half the bound on, each tick takes the stack (``own_frames``: each frame
-    at the loop it is in) and keeps what every look found alike, outermost
-    first; that is what the reply names.
-    """
-
-    def __init__(self, seconds: float, files: frozenset[str], replies: int) -> None:
-        self.seconds = seconds
-        self.files = files
-        self.replies = replies
-        self.member = ""
-        self.calls = 0
-        self.running = False
-        self.held = False
-        """A callback's message is in transit, or the test process is running it: firing now
-        would tear a message, and the wait is the test's, not the implementation's."""
-        self.watched = -1
-        self.fired = 0
-        self.cpu_from = 0.0
-        self.waiting_from: tuple[float, float] | None = None
-        self.alike: list[list[Any]] | None = None
-        signal.signal(signal.SIGALRM, self._tick)
-        signal.setitimer(signal.ITIMER_REAL, TICK_SECONDS, TICK_SECONDS)
-
-    def start(self, member: str) -> None:
-        self.member = member
-        self.calls += 1
-        self.running = True
-
-    def stop(self) -> None:
-        self.running = False
-
-    def reply(self, frames: list[list[Any]], waiting: bool) -> list[Any]:
-        """The ``hung`` reply: the member called (the outermost frame of the module's, where
-        there is one), the bound, the frames, outermost first, and whether it waited."""
-        member = str(frames[0][1]) if frames else self.member
-        seconds = WAITING_SECONDS if waiting else self.seconds
-        return ["hung", member, seconds, frames, waiting]
-
-    def _tick(self, signum: int, frame: types.FrameType | None) -> None:
-        if not self.running:
-            return
-        cpu, now = time.process_time(), time.monotonic()
-        if self.watched != self.calls:  # the first look at this call
-            self.watched, self.fired, self.cpu_from = self.calls, 0, cpu
-            self.waiting_from, self.alike = None, None
-        if self.held:
-            self.waiting_from = None
-            return
-        if self.waiting_from is None:
-            self.waiting_from = (now, cpu)
-        waited, used = now - self.waiting_from[0], cpu - self.waiting_from[1]
-        idle = used < WAITING_SHARE * waited
-        busy = cpu - self.cpu_from
-        if busy >= self.seconds / 2 or (idle and waited >= WAITING_SECONDS / 2):
-            self._look(frame)
-        waiting = idle and waited >= WAITING_SECONDS
-        if busy < self.seconds and not waiting:
-            return
-        frames = self.alike or own_frames(frame, self.files)
-        self.fired += 1
-        self.cpu_from, self.waiting_from, self.alike = cpu, None, None
-        if self.fired == 1:
-            raise Hung(frames, waiting)
-        with contextlib.suppress(BaseException):  # it swallowed the first and went on
-            protocol.write_all(self.replies, protocol.encode(self.reply(frames, waiting)))
-        os._exit(0)
-
-    def _look(self, frame: types.FrameType | None) -> None:
-        """Keep what this look at the stack shares with every look before it."""
-        frames = own_frames(frame, self.files)
-        if self.alike is None:
-            self.alike = frames
-            return
-        same = 0
-        for kept, seen in zip(self.alike, frames, strict=False):
-            if kept != seen:
-                break
-            same += 1
-        self.alike = self.alike[:same]
-
-
-FRAMES_KEPT = 50
-"""The most frames a hang's stack brings back: the outermost one, and the innermost."""
-
-_LOOPS: dict[types.CodeType, list[tuple[int, int, int]]] = {}
-
-
-def loops(code: types.CodeType) -> list[tuple[int, int, int]]:
-    """Each loop of ``code`` as the offsets it spans and the line of its ``while`` or ``for``,
-    outermost first. A loop is a backward jump; its line is the lower of the jump's and its
-    target's (a ``while`` line carries the jump, a ``for`` line the target)."""
-    if code not in _LOOPS:
-        lines = {i.offset: i.positions.lineno for i in dis.get_instructions(code) if i.positions}
-        found = []
-        for instruction in dis.get_instructions(code):
-            target = instruction.argval
-            if instruction.opcode not in dis.hasjrel or not isinstance(target, int):
-                continue
-            ends = [lines.get(target), lines.get(instruction.offset)]
-            known = [line for line in ends if line is not None]
-            if target <= instruction.offset and known:
-                found.append((target, instruction.offset, min(known)))
-        _LOOPS[code] = sorted(found, key=lambda loop: loop[0] - loop[1])
-    return _LOOPS[code]
-
-
-def where(frame: types.FrameType) -> int:
-    """The line ``frame`` is at, said as the outermost loop it is in (a busy loop is at any of
-    its lines, and in any loop within it, from one moment to the next, but always in that
-    loop), else its own line."""
-    at = frame.f_lasti
-    for start, end, line in loops(frame.f_code):
-        if start <= at <= end:
-            return line
-    return frame.f_lineno
-
-
-def own_frames(frame: types.FrameType | None, files: frozenset[str]) -> list[list[Any]]:
-    """The frames of ``files`` on the stack from ``frame`` out (line, function, the line's
-    text, the file), outermost first: where the module's code was when it was stopped."""
-    frames = []
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename in files:
-            number = where(frame)
-            line = linecache.getline(filename, number).rstrip()
-            frames.append([number, frame.f_code.co_name, line, filename])
-        frame = frame.f_back
-    frames.reverse()
-    if len(frames) > FRAMES_KEPT:
-        frames = frames[:1] + frames[1 - FRAMES_KEPT :]
-    return frames
 
 
 class Contract:
@@ -249,79 +78,6 @@ class Contract:
         self.frames = frames
         """Whether an error brings the module's own frames back (course-test runs only, where
         the module is the student's own: a reference's or mutant's lines never leave)."""
-
-
-def read_source(fd: int) -> bytes:
-    """All of the source the worker's parent passed on ``fd``, which is then closed."""
-    parts = []
-    size = 0
-    while chunk := os.read(fd, 1 << 16):
-        parts.append(chunk)
-        size += len(chunk)
-        if size > SOURCE_LIMIT_BYTES:
-            break
-    os.close(fd)
-    return b"".join(parts)
-
-
-def brought_file(filename: str) -> bool:
-    """Whether ``filename`` is one ``Compiled`` gives a module (``robin_hood.py``): a bare
-    module name, where the standard library's and installed files have whole paths."""
-    return filename.endswith(".py") and filename[:-3].isidentifier() and len(filename) <= 100
-
-
-class Compiled:
-    """A module's source, compiled as soon as it arrives, while the test process starts:
-    compiling runs none of it, and the module runs only when the tests first import it."""
-
-    def __init__(self, name: str, source: bytes) -> None:
-        self.name = name
-        self.filename = f"{name}.py"
-        self.lines = source.decode("utf-8-sig", "replace").splitlines(keepends=True)
-        self.size = len(source)
-        self.code: types.CodeType | None = None
-        self.error: BaseException | None = None
-        try:
-            self.code = compile(source, self.filename, "exec", dont_inherit=True)
-        except BaseException as error:  # a syntax error, or source too deep to compile
-            self.error = error
-
-    def execute(self, module: types.ModuleType) -> None:
-        """Run the module in ``module`` under its plain file name, its lines kept for reports
-        (BOM and coding line honoured, as an import would); its compile error, if it had one."""
-        module.__file__ = self.filename
-        linecache.cache[self.filename] = (self.size, None, self.lines, self.filename)
-        if self.code is None:
-            raise self.error or SyntaxError(f"{self.filename} did not compile")
-        exec(self.code, module.__dict__)
-
-    def load(self) -> types.ModuleType:
-        """Run it as the module of its name, as an import would."""
-        module = types.ModuleType(self.name)
-        sys.modules[self.name] = module
-        self.execute(module)
-        return module
-
-
-class Dependencies(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds the modules a job brought beside the implementation, by name, among the sources
-    this process read; first on ``sys.meta_path``, so no file of that name can stand in."""
-
-    def __init__(self, modules: dict[str, Compiled]) -> None:
-        self.modules = modules
-
-    def find_spec(
-        self, fullname: str, path: Any = None, target: Any = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.modules:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self, origin=f"{fullname}.py")
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return None
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self.modules[module.__name__].execute(module)
 
 
 def describe(
@@ -354,8 +110,8 @@ def describe(
             found[name] = ["type", value.__supertype__.__name__]
         else:
             try:
-                protocol.check_plain(value)
-            except protocol.NotPlainData:
+                calls.check_plain(value)
+            except calls.NotPlainData:
                 found[name] = ["opaque", type(value).__name__]
             else:
                 found[name] = ["value", value]
@@ -373,17 +129,17 @@ def _member_kinds(cls: type, members: list[str]) -> list[list[str]]:
     return kinds
 
 
-def exception_record(error: BaseException, frames_of: str | None = None) -> list[Any]:
+def exception_record(error: BaseException, frames_of: str | None = None) -> ErrorRecord:
     """``error`` as plain data: its nearest built-in type, its arguments if plain, its text,
     its own type's name, and the frames of file ``frames_of`` it passed through (line,
     function, the line's text), outermost first; with ``frames_of``, the frames of the
     modules brought beside it (``robin_hood.py``: a bare file name, as ``Compiled`` names
     them) too, each with its file name as a fourth field."""
     base = next(c for c in type(error).__mro__ if getattr(builtins, c.__name__, None) is c)
-    arguments: Any = list(error.args)
+    arguments: Plain = list(error.args)
     try:
-        protocol.check_plain(arguments)
-    except protocol.NotPlainData:
+        calls.check_plain(arguments)
+    except calls.NotPlainData:
         arguments = None
     if isinstance(error, SyntaxError):
         arguments = [error.msg, [error.filename, error.lineno, error.offset, error.text]]
@@ -400,7 +156,7 @@ def exception_record(error: BaseException, frames_of: str | None = None) -> list
         elif brought_file(filename):
             line = linecache.getline(filename, lineno).rstrip()
             frames.append([lineno, frame.f_code.co_name, line, filename])
-    return [base.__name__, arguments, text, type(error).__name__, frames]
+    return ErrorRecord(base.__name__, arguments, text, type(error).__name__, frames)
 
 
 class Server:
@@ -410,7 +166,7 @@ class Server:
         self,
         module: types.ModuleType,
         contract: Contract,
-        requests: protocol.Calls,
+        requests: calls.Calls,
         replies: int,
         bound: CallBound | None = None,
     ) -> None:
@@ -437,37 +193,37 @@ class Server:
         while True:
             try:
                 message = receive()
-            except protocol.WireError:
+            except WireError:
                 return
             answer(message)
 
-    def answer(self, message: Any) -> None:
-        """Carry out one request and send its reply (``drop`` has none)."""
+    def answer(self, message: Message) -> None:
+        """Carry out one request and send its reply (``DROP`` has none)."""
         try:
             kind = message[0]
-            if kind == "drop":
+            if kind == calls.DROP:
                 for handle in message[1]:
                     self.objects.pop(handle, None)
                     self.classes.pop(handle, None)
                 return
             appended: list[list[Any]] = []
-            frame = protocol.encode(["ok", self.bounded(kind, message, appended)])
+            frame = calls.encode([calls.OK, self.bounded(kind, message, appended)])
         except Hung as hung:
             if self.depth or self.bound is None:  # a call the callback made: the outer one hung
                 raise
-            frame = protocol.encode(self.bound.reply(hung.frames, hung.waiting))
+            frame = calls.encode(self.bound.hang(hung.frames, hung.waiting).message())
         except CallbackFailed as failed:
-            frame = protocol.encode(["callback-failed", failed.args[0]])
-        except protocol.NotPlainData as error:
-            frame = protocol.encode(["not-plain", str(error)])
+            frame = calls.encode([calls.CALLBACK_FAILED, failed.args[0]])
+        except calls.NotPlainData as error:
+            frame = calls.encode([calls.NOT_PLAIN, str(error)])
         except BaseException as error:
             own = f"{self.contract.module}.py" if self.contract.frames else None
-            frame = protocol.encode(["raise", *exception_record(error, own)])
+            frame = calls.encode(exception_record(error, own).message(calls.RAISE))
         if appended:  # made in the test process before the reply is read, as if made in turn
-            frame = b"".join(protocol.encode(["appended", *call]) for call in appended) + frame
-        protocol.write_all(self.replies, frame)
+            frame = b"".join(calls.encode([calls.APPENDED, *call]) for call in appended) + frame
+        write_all(self.replies, frame)
 
-    def bounded(self, kind: str, message: list[Any], appended: list[list[Any]]) -> Any:
+    def bounded(self, kind: str, message: Message, appended: list[list[Any]]) -> Any:
         """``carry_out`` under the call bound, if the job sets one: the outermost request
         arms it, and it is off again before the reply goes."""
         bound = self.bound
@@ -478,45 +234,41 @@ class Server:
             finally:
                 self.depth -= 1
         self.depth += 1
-        bound.start(str(message[2]) if kind in ("call", "get") else kind)
+        bound.start(str(message[2]) if kind in (calls.CALL, calls.GET) else kind)
         try:
             return self.carry_out(kind, message, appended)
         finally:
             bound.stop()
             self.depth -= 1
 
-    def carry_out(self, kind: str, message: list[Any], appended: list[list[Any]]) -> Any:
+    def carry_out(self, kind: str, message: Message, appended: list[list[Any]]) -> Any:
         """One request's result; the ``append`` calls it collected go into ``appended``."""
-        if kind == "call":
-            if len(message) == 3:  # no arguments
-                return self.member(message[1], message[2])()
-            _, handle, member, arguments, keywords, callbacks = message
-            args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
-            return self.member(handle, member)(*args, **kwargs)
-        if kind == "new":
-            _, class_name, arguments, keywords, callbacks = message
-            if class_name not in (self.contract.members or {}):
-                raise protocol.WireError(f"no class {class_name}")
-            cls = getattr(self.module, class_name)
-            args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
-            return self.keep(cls(*args, **kwargs), class_name)
-        if kind == "get":
-            _, handle, member = message
-            return self.member(handle, member)
-        if kind == "copy":
-            _, handle, deep = message
-            original = self.objects[handle]
-            duplicate = copy.deepcopy(original) if deep else copy.copy(original)
-            return self.keep(duplicate, self.classes[handle])
-        if kind == "walk":
-            _, handle, start, via, each, once, check = message
-            obj = self.objects[handle]
-            for name in (*each, *once):
-                self.allowed(handle, name)
-            if check is not None:
-                self.allowed(handle, check)
-            return walk(obj, start, via, each, once, check)
-        raise protocol.WireError(f"unknown request {kind!r}")
+        match message:
+            case [calls.CALL, handle, member]:  # no arguments
+                return self.member(handle, member)()
+            case [calls.CALL, handle, member, arguments, keywords, callbacks]:
+                args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
+                return self.member(handle, member)(*args, **kwargs)
+            case [calls.NEW, class_name, arguments, keywords, callbacks]:
+                if class_name not in (self.contract.members or {}):
+                    raise WireError(f"no class {class_name}")
+                cls = getattr(self.module, class_name)
+                args, kwargs = self.arguments(arguments, keywords, callbacks, appended)
+                return self.keep(cls(*args, **kwargs), class_name)
+            case [calls.GET, handle, member]:
+                return self.member(handle, member)
+            case [calls.COPY, handle, deep]:
+                original = self.objects[handle]
+                duplicate = copy.deepcopy(original) if deep else copy.copy(original)
+                return self.keep(duplicate, self.classes[handle])
+            case [calls.WALK, handle, start, via, each, once, check]:
+                obj = self.objects[handle]
+                for name in (*each, *once):
+                    self.allowed(handle, name)
+                if check is not None:
+                    self.allowed(handle, check)
+                return walk(obj, start, via, each, once, check)
+        raise WireError(f"unknown request {kind!r}")
 
     def keep(self, obj: Any, class_name: str) -> int:
         handle = self.next_handle
@@ -565,7 +317,7 @@ class Server:
         def append(*args: Any, **kwargs: Any) -> Any:
             if kwargs or len(args) != 1:
                 return refused(*args, **kwargs)
-            protocol.check_plain(["callback", place, list(args)])
+            calls.check_plain([calls.CALLBACK, place, list(args)])
             appended.append([place, list(args)])
             return None
 
@@ -579,13 +331,14 @@ class Server:
             if bound is not None:
                 bound.held = True
             try:
-                protocol.send(self.replies, ["callback", place, list(args)])
+                calls.send(self.replies, [calls.CALLBACK, place, list(args)])
                 while True:
                     message = self.requests.receive()
-                    if message[0] == "returned":
-                        return message[1]
-                    if message[0] == "raised":
-                        raise CallbackFailed(message[1])
+                    match message:
+                        case [calls.RETURNED, result, *_]:
+                            return result
+                        case [calls.RAISED, key, *_]:
+                            raise CallbackFailed(key)
                     if bound is not None:
                         bound.held = False
                     self.answer(message)  # the callback called back into the tree
@@ -636,7 +389,7 @@ def _read(obj: Any, name: str) -> Any:
     return value() if callable(value) else value
 
 
-def _import_hung(module: str, hung: Hung, bound: CallBound | None) -> list[Any]:
+def _import_hung(module: str, hung: Hung, bound: CallBound | None) -> ErrorRecord:
     """The error record of an import that passed the call bound: a ``RuntimeError`` saying
     where the module's own code was, with its frames."""
     own = [frame[:3] for frame in hung.frames if frame[3] == f"{module}.py"]
@@ -646,7 +399,7 @@ def _import_hung(module: str, hung: Hung, bound: CallBound | None) -> list[Any]:
         f"your {module}.py did not finish importing{where}: stopped after {seconds:g} s "
         "of its own code running at import; look for a loop that never ends"
     )
-    return ["RuntimeError", [text], text, "RuntimeError", own]
+    return ErrorRecord("RuntimeError", [text], text, "RuntimeError", own)
 
 
 def run(
@@ -665,10 +418,10 @@ def run(
     compiled = Compiled(contract.module, read_source(source_fd))
     brought = {name: Compiled(name, read_source(fd)) for name, fd in (dependencies or {}).items()}
     sys.meta_path.insert(0, Dependencies(brought))
-    calls = protocol.Calls(requests)
+    asked = calls.Calls(requests)
     try:
-        calls.receive()  # nothing of the module runs before the tests are collected
-    except protocol.WireError:
+        asked.receive()  # LOAD: nothing of the module runs before the tests are collected
+    except WireError:
         return
     files = frozenset((compiled.filename, *(each.filename for each in brought.values())))
     bound = CallBound(call_limit, files, replies) if call_limit > 0 else None
@@ -678,15 +431,16 @@ def run(
         module = compiled.load()
         offered = describe(module, names, contract)
     except Hung as hung:
-        protocol.send(replies, ["import-failed", *_import_hung(contract.module, hung, bound)])
+        record = _import_hung(contract.module, hung, bound)
+        calls.send(replies, record.message(calls.IMPORT_FAILED))
         return
     except BaseException as error:
         own = f"{contract.module}.py" if contract.frames else None
-        protocol.send(replies, ["import-failed", *exception_record(error, own)])
+        calls.send(replies, exception_record(error, own).message(calls.IMPORT_FAILED))
         return
     finally:
         if bound is not None:
             bound.stop()
     del compiled
-    protocol.send(replies, ["ready", [[name, *what] for name, what in offered.items()]])
-    Server(module, contract, calls, replies, bound).serve()
+    calls.send(replies, [calls.READY, [[name, *what] for name, what in offered.items()]])
+    Server(module, contract, asked, replies, bound).serve()

@@ -12,7 +12,7 @@ not the real one is.
 
 The implementation's code never enters this process: its source, bytecode,
 loader and file are not here to be read, and what comes back is plain data
-(``grader.sandbox.protocol``), so an object whose ``__eq__`` always says yes
+(``grader.sandbox.protocol.calls``), so an object whose ``__eq__`` always says yes
 cannot cross. Errors come back by their nearest built-in type: the
 contract's exceptions (and built-in subclasses of them, such as the stub's
 ``NotImplementedError``) as themselves with their arguments, everything
@@ -33,22 +33,24 @@ so they need nothing of the grader under plain pytest.
 from __future__ import annotations
 
 import builtins
-import functools
 import importlib.abc
 import importlib.machinery
-import linecache
 import sys
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from grader.sandbox import protocol
+from grader.sandbox.protocol import calls
+from grader.sandbox.protocol.calls import ErrorRecord, Hang, Message
+from grader.sandbox.protocol.frames import WireError
+from grader.sandbox.untrusted.raised import (
+    FRAME_LIMIT,
+    LINE_LIMIT,
+    LINE_NUMBER_LIMIT,
+    raise_through,
+)
 
 T = TypeVar("T")
-FRAME_LIMIT = 50
-LINE_LIMIT = 300
-LINE_NUMBER_LIMIT = 100_000
-"""Bounds on the frames an implementation's error may bring back (they are its own to show)."""
 
 
 class ImplementationError(Exception):
@@ -90,7 +92,7 @@ class _Connection:
 
     def __init__(self, requests: int, replies: int, module: str, passed: tuple[str, ...]) -> None:
         self.requests = requests
-        self.replies = protocol.Calls(replies)
+        self.replies = calls.Calls(replies)
         self.module = module
         self.passed = tuple(getattr(builtins, name) for name in passed)
         self.dropped: list[int] = []
@@ -98,31 +100,32 @@ class _Connection:
         self.callback_errors: dict[int, BaseException] = {}
         self.next_callback_error = 0
 
-    def request(self, message: list[Any], callbacks: dict[int | str, Callable[..., Any]]) -> Any:
+    def request(self, message: Message, callbacks: dict[int | str, Callable[..., Any]]) -> Any:
         """Send ``message``, answer callbacks while waiting, and return the result or raise."""
         if self.gone is not None:
             raise ImplementationGone(self.gone, self.module)
         try:
             if self.dropped:
                 dropped, self.dropped = self.dropped, []
-                protocol.send(self.requests, ["drop", dropped])
-            protocol.send(self.requests, message)
+                calls.send(self.requests, [calls.DROP, dropped])
+            calls.send(self.requests, message)
             while True:
-                reply = self.replies.receive()
-                kind = reply[0]
-                if kind == "ok":
-                    return reply[1]
-                if kind == "callback":
-                    self._call_back(callbacks, reply[1], reply[2])
-                    continue
-                if kind == "appended":
-                    _append(callbacks, reply[1], reply[2])
-                    continue
-                if kind == "hung":
-                    raise self._hung(reply)
-                frames = reply[5] if kind == "raise" else []
-                raise_through(frames, self._error(reply), self.module)
-        except protocol.WireError as error:
+                match self.replies.receive():
+                    case [calls.OK, result]:
+                        return result
+                    case [calls.CALLBACK, place, args]:
+                        self._call_back(callbacks, place, args)
+                    case [calls.APPENDED, place, args]:
+                        _append(callbacks, place, args)
+                    case [calls.HUNG, *fields]:
+                        raise self._hung(Hang.of(fields))
+                    case [calls.RAISE, *fields]:
+                        record = ErrorRecord.of(fields)
+                        error = rebuild(record, self.passed, self.module)
+                        raise_through(record.frames, error, self.module)
+                    case reply:
+                        raise_through([], self._error(reply), self.module)
+        except WireError as error:
             self.gone = (
                 f"your {self.module}.py's process ended during the call and answers no more "
                 f"(it sent {error}): look for what ends it (os._exit, a crash, memory)"
@@ -143,19 +146,19 @@ class _Connection:
             if function is None:
                 raise ImplementationError("a callback was asked for that the call did not pass")
             result = function(*args)
-            protocol.encode(result)
+            calls.encode([calls.RETURNED, result])
         except BaseException as error:
             key = self.next_callback_error
             self.next_callback_error += 1
             self.callback_errors[key] = error  # raised here again if it ends the call
-            protocol.send(self.requests, ["raised", key])
+            calls.send(self.requests, [calls.RAISED, key])
             return
-        protocol.send(self.requests, ["returned", result])
+        calls.send(self.requests, [calls.RETURNED, result])
 
-    def _hung(self, reply: list[Any]) -> ImplementationHung:
+    def _hung(self, hang: Hang) -> ImplementationHung:
         """A call that did not return within its bound, said where it was."""
-        _, member, seconds, frames, waiting = reply
-        frames = [frame for frame in frames[:FRAME_LIMIT] if 0 < int(frame[0]) <= LINE_NUMBER_LIMIT]
+        member, seconds = hang.member, hang.seconds
+        frames = [f for f in hang.frames[:FRAME_LIMIT] if 0 < int(f[0]) <= LINE_NUMBER_LIMIT]
         where = ""
         if frames:
             number, function, _, file = frames[-1]
@@ -164,32 +167,32 @@ class _Connection:
                 where += f", in `{function}`"
         why = (
             f"it waited {float(seconds):g} s without computing; look for a wait that never ends"
-            if waiting
+            if hang.waiting
             else f"stopped after {float(seconds):g} s of CPU time in that one call, many times "
             "the reference's slowest call; look for a loop that never ends"
         )
         line = (
-            f"your {self.module}.py {protocol.HUNG}{str(member)[:LINE_LIMIT]}`"
+            f"your {self.module}.py {calls.DID_NOT_RETURN}{member[:LINE_LIMIT]}`"
             f"{f' ({where})' if where else ''}: {why}"
         )
         return ImplementationHung(line, self.module, frames)
 
-    def _error(self, reply: list[Any]) -> BaseException:
-        kind = reply[0]
-        if kind == "callback-failed":
-            kept = self.callback_errors.pop(reply[1], None) if type(reply[1]) is int else None
-            return kept or ImplementationError("a callback failed")
-        if kind == "not-plain":
-            return ImplementationError(f"{self.module} returned what cannot cross: {reply[1]}")
-        if kind == "raise":
-            return rebuild(reply[1:], self.passed, self.module)
-        return ImplementationError(f"the {self.module} process sent {kind!r}")
+    def _error(self, reply: Any) -> BaseException:
+        """The error of a reply that is neither a result nor a record of one."""
+        match reply:
+            case [calls.CALLBACK_FAILED, key, *_]:
+                kept = self.callback_errors.pop(key, None) if type(key) is int else None
+                return kept or ImplementationError("a callback failed")
+            case [calls.NOT_PLAIN, text, *_]:
+                return ImplementationError(f"{self.module} returned what cannot cross: {text}")
+        return ImplementationError(f"the {self.module} process sent {reply[0]!r}")
 
 
-def rebuild(record: list[Any], passed: tuple[type, ...], module: str) -> BaseException:
+def rebuild(record: ErrorRecord, passed: tuple[type, ...], module: str) -> BaseException:
     """The exception to raise here for an implementation's error record."""
-    base_name, arguments, text, own_name, _ = record
-    found = getattr(builtins, str(base_name), None)
+    arguments: Any = record.arguments  # from the other process: a wrong shape raises here
+    text = record.text
+    found = getattr(builtins, record.base, None)
     if isinstance(found, type) and issubclass(found, passed) and issubclass(found, BaseException):
         base: type[BaseException] = found
         if issubclass(base, SyntaxError) and arguments:
@@ -201,81 +204,7 @@ def rebuild(record: list[Any], passed: tuple[type, ...], module: str) -> BaseExc
             except Exception:
                 pass
         return base(text)
-    return ImplementationError(f"{module} raised {own_name}: {text}")
-
-
-def raise_through(frames: list[Any], error: BaseException, module: str) -> None:
-    """Raise ``error`` from frames named as the implementation's were (``radix.py:58 in
-    __init__``), so that a report shows where in the student's file it happened.
-
-    ``frames`` come only from course-test runs, where the implementation is
-    the student's own: its lines are put in ``linecache`` for the report.
-    """
-    __tracebackhide__ = True
-    filename = f"{module}.py"
-    try:
-        raiser = _stand_in_frames(frames, error, filename)
-    except Exception:
-        raiser = None
-    if raiser is None:
-        raise error
-    raiser()
-
-
-def _stand_in_frames(
-    frames: list[Any], error: BaseException, filename: str
-) -> Callable[[], None] | None:
-    """A function raising ``error`` through one stand-in frame per entry of ``frames``."""
-    frames = [
-        (int(frame[0]), str(frame[1]), str(frame[2])[:LINE_LIMIT], _frame_file(frame, filename))
-        for frame in frames[:FRAME_LIMIT]
-        if 0 < int(frame[0]) <= LINE_NUMBER_LIMIT
-    ]
-    if not frames:
-        return None
-    files: dict[str, list[str]] = {}
-    raiser: Callable[[], None] | None = None
-    for lineno, name, line, file in reversed(frames):
-        if file not in files:
-            entry = linecache.cache.get(file, ())
-            files[file] = list(entry[2]) if len(entry) == 4 else []
-        lines = files[file]
-        while len(lines) < lineno:
-            lines.append("\n")
-        lines[lineno - 1] = f"{line}\n"  # the student's own line, shown back to them
-        code = compile(_stand_in_line(lineno, line, raiser is None), file, "exec")
-        namespace: dict[str, Any] = {}
-        exec(code, namespace)
-        function = namespace["_f"]
-        function.__code__ = function.__code__.replace(co_name=name, co_qualname=name)
-        raiser = functools.partial(function, error if raiser is None else raiser)
-    for file, lines in files.items():
-        linecache.cache[file] = (0, None, lines, file)
-    return raiser
-
-
-def _frame_file(frame: list[Any], own: str) -> str:
-    """The file of one frame an error brought back: the implementation's own, or a module
-    brought beside it (a fourth field, a bare ``name.py``); anything else is refused."""
-    if len(frame) == 3:
-        return own
-    file = str(frame[3])
-    if not (file.endswith(".py") and file[:-3].isidentifier() and len(file) <= 100):
-        raise ValueError(f"not a module's file: {file[:100]!r}")
-    return file
-
-
-def _stand_in_line(lineno: int, line: str, raises: bool) -> str:
-    """Source whose function ``_f`` raises ``_next`` (or calls it) on line ``lineno``, spanning
-    the columns the real ``line`` spans there, so a report marks no part of it."""
-    indent = len(line) - len(line.lstrip())
-    width = len(line) - indent
-    statement = "raise (_next)" if raises else "(_next)()"
-    if width > len(statement):
-        statement = statement[:-1] + " " * (width - len(statement)) + statement[-1]
-    if lineno < 2 or indent == 0:
-        return "\n" * (lineno - 1) + f"def _f(_next): {statement}\n"
-    return "\n" * (lineno - 2) + f"def _f(_next):\n{' ' * indent}{statement}\n"
+    return ImplementationError(f"{module} raised {record.own_type}: {text}")
 
 
 _PLAIN = (int, str, bool, float, type(None), tuple, list)
@@ -323,7 +252,7 @@ def _append(callbacks: dict[int | str, Callable[..., Any]], place: Any, args: li
     implementation's process is taken for gone."""
     function = callbacks.get(place)
     if function is None or not _is_list_append(function) or len(args) != 1:
-        raise protocol.WireError("an append for a callback the call did not pass as one")
+        raise WireError("an append for a callback the call did not pass as one")
     function(*args)
 
 
@@ -336,7 +265,7 @@ class Proxy:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         connection = type(self)._grader_connection
         plain, keywords, callbacks = _split_callables(args, kwargs)
-        message = ["new", type(self)._grader_class, plain, keywords, callback_places(callbacks)]
+        message = [calls.NEW, type(self)._grader_class, plain, keywords, callback_places(callbacks)]
         self._grader_handle = connection.request(message, callbacks)
 
     def __del__(self) -> None:
@@ -359,14 +288,14 @@ class Proxy:
         check: str | None = None,
     ) -> list[Any]:
         """The whole graph behind this handle in one request: see ``implementation.walk``."""
-        message = ["walk", self._grader_handle, start, via, list(each), list(once), check]
+        message = [calls.WALK, self._grader_handle, start, via, list(each), list(once), check]
         result: list[Any] = type(self)._grader_connection.request(message, {})
         return result
 
     def _duplicate(self, deep: bool) -> Proxy:
         cls = type(self)
         duplicate = cls.__new__(cls)
-        message = ["copy", self._grader_handle, deep]
+        message = [calls.COPY, self._grader_handle, deep]
         duplicate._grader_handle = cls._grader_connection.request(message, {})
         return duplicate
 
@@ -374,10 +303,12 @@ class Proxy:
 def _method(name: str) -> Callable[..., Any]:
     def forward(self: Proxy, *args: Any, **kwargs: Any) -> Any:
         if not args and not kwargs:  # most calls of a test read the tree: a shorter message
-            return type(self)._grader_connection.request(["call", self._grader_handle, name], {})
+            return type(self)._grader_connection.request(
+                [calls.CALL, self._grader_handle, name], {}
+            )
         plain, keywords, callbacks = _split_callables(args, kwargs)
         places = callback_places(callbacks)
-        message = ["call", self._grader_handle, name, plain, keywords, places]
+        message = [calls.CALL, self._grader_handle, name, plain, keywords, places]
         return type(self)._grader_connection.request(message, callbacks)
 
     forward.__name__ = forward.__qualname__ = name
@@ -386,7 +317,7 @@ def _method(name: str) -> Callable[..., Any]:
 
 def _attribute(name: str) -> property:
     def read(self: Proxy) -> Any:
-        return type(self)._grader_connection.request(["get", self._grader_handle, name], {})
+        return type(self)._grader_connection.request([calls.GET, self._grader_handle, name], {})
 
     return property(read)
 
@@ -422,7 +353,7 @@ class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, connection: _Connection) -> None:
         self.connection = connection
         self.names: dict[str, Any] | None = None
-        self.failure: list[Any] | None = None
+        self.failure: ErrorRecord | None = None
 
     def find_spec(
         self,
@@ -438,23 +369,28 @@ class _Finder(importlib.abc.MetaPathFinder):
         """The module's names, from the implementation's first message (read once)."""
         if self.names is None and self.failure is None:
             try:
-                protocol.send(self.connection.requests, ["load"])
-                hello = self.connection.replies.receive()
-            except (protocol.WireError, OSError) as error:
+                calls.send(self.connection.requests, [calls.LOAD])
+                self._hello(self.connection.replies.receive())
+            except (WireError, OSError) as error:
                 raise ImportError(f"the {self.connection.module} process sent {error}") from None
-            if hello[0] == "import-failed":
-                self.failure = hello[1:]
-            elif hello[0] == "hung":  # the module swallowed the first stop of its import
-                line = self.connection._hung(hello).line
-                own = [f[:3] for f in hello[3] if f[3] == f"{self.connection.module}.py"]
-                self.failure = ["RuntimeError", [line], line, "RuntimeError", own]
-            else:
-                self.names = self._build(hello[1])
         if self.failure is not None:
             failed = rebuild(self.failure, (BaseException,), self.connection.module)
-            raise_through(self.failure[4], failed, self.connection.module)
+            raise_through(self.failure.frames, failed, self.connection.module)
         assert self.names is not None
         return self.names
+
+    def _hello(self, hello: Message) -> None:
+        """Take the implementation's first message: what the module offers, or why not."""
+        match hello:
+            case [calls.IMPORT_FAILED, *fields]:
+                self.failure = ErrorRecord.of(fields)
+            case [calls.HUNG, *fields]:  # the module swallowed the first stop of its import
+                hang = Hang.of(fields)
+                line = self.connection._hung(hang).line
+                own = [f[:3] for f in hang.frames if f[3] == f"{self.connection.module}.py"]
+                self.failure = ErrorRecord("RuntimeError", [line], line, "RuntimeError", own)
+            case _:  # READY
+                self.names = self._build(hello[1])
 
     def _build(self, offered: list[list[Any]]) -> dict[str, Any]:
         names: dict[str, Any] = {}

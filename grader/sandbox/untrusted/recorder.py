@@ -1,4 +1,4 @@
-"""The pytest plugin a sandboxed run reports through, one frame per event (``protocol``).
+"""The pytest plugin a sandboxed run reports through, one frame per event (``protocol.events``).
 
 It writes to a channel the grader's warm worker reads as the run goes: the names of
 the collected tests (or the collection errors), each test's start, each
@@ -23,15 +23,16 @@ from typing import Any
 
 import pytest
 
-from grader.sandbox import protocol
-from grader.sandbox.protocol import Event, TestStatus
+from grader.sandbox.protocol import events, frames
+from grader.sandbox.protocol.events import Event
+from grader.sandbox.protocol.status import TestStatus
 
 DETAIL_LIMIT = 6000
 
 # Bound once at import: a test that replaces ``json.dumps`` or ``os.write``
 # cannot change what the recorder reports (``protocol`` binds those it calls).
-_frame = protocol.event_frame
-_write_all = protocol.write_all
+_frame = events.event_frame
+_write_all = frames.write_all
 _seed = random.seed
 _clock = time.monotonic
 
@@ -90,12 +91,12 @@ class OutcomeRecorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         name = short_name(report.nodeid)
         if report.failed:
-            self._status[name] = "failed" if report.when == "call" else "error"
+            self._status[name] = TestStatus.FAILED if report.when == "call" else TestStatus.ERROR
             self._detail.setdefault(name, _cut(report.longreprtext))
         elif report.skipped and name not in self._status:
-            self._status[name] = "skipped"
+            self._status[name] = TestStatus.SKIPPED
         elif report.passed and report.when == "call":
-            self._status.setdefault(name, "passed")
+            self._status.setdefault(name, TestStatus.PASSED)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         name = short_name(nodeid)
@@ -103,7 +104,7 @@ class OutcomeRecorder:
             {
                 "event": "outcome",
                 "name": name,
-                "status": self._status.get(name, "error"),
+                "status": self._status.get(name, TestStatus.ERROR),
                 "detail": self._detail.get(name, ""),
                 "seconds": round(_clock() - self._started.get(name, _clock()), 4),
             }

@@ -35,8 +35,8 @@ from grader.inputs.hypothesis_profile import enforce as enforce_grader_settings
 from grader.sandbox import libc
 from grader.sandbox.confine import descriptors
 from grader.sandbox.confine.limits import MEMORY_LIMIT_BYTES, OPEN_FILES_LIMIT, OUTPUT_LIMIT_BYTES
-from grader.sandbox.protocol import RunJob
-from grader.sandbox.untrusted import implementation, proxy
+from grader.sandbox.protocol.jobs import RunJob
+from grader.sandbox.untrusted import implementation, loading, proxy
 from grader.sandbox.untrusted.recorder import OutcomeRecorder
 from grader.sandbox.worker.warm_pytest import PYTEST_ARGS
 
@@ -74,7 +74,7 @@ def _test_child(
     grader made), point the module at the stand-in, run pytest."""
     _isolate(folder, (*test_fds, events_fd, requests, replies), output, job)
     test_file = folder / "tests" / str(job["test_name"])
-    source, compiled = (implementation.read_source(fd) for fd in test_fds)
+    source, compiled = (loading.read_source(fd) for fd in test_fds)
     test_file.write_bytes(source)
     test_file.chmod(0o600)
     os.utime(test_file, (EPOCH, EPOCH))

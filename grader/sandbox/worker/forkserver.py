@@ -58,10 +58,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from grader.sandbox import libc, protocol, reaper
+from grader.sandbox import libc, reaper
 from grader.sandbox.confine import cgroups, contain, descriptors
 from grader.sandbox.confine.policy import Confinement
-from grader.sandbox.protocol import RunJob, SpawnMessage, channel
+from grader.sandbox.protocol import frames
+from grader.sandbox.protocol.frames import channel
+from grader.sandbox.protocol.jobs import RunJob, SpawnMessage
 
 Entry = Callable[[RunJob, list[int]], None]
 """What a run's confined process runs: the job and the descriptors sent with it. It should
@@ -82,7 +84,7 @@ class Spawned:
     def status(self) -> int | None:
         """The wait status of the run's confined process, once the root has it (this blocks
         until the root exits); ``None`` if the root was killed first."""
-        status = protocol.receive_number(self._status_channel)
+        status = frames.receive_number(self._status_channel)
         os.close(self._status_channel)
         self._status_channel = -1
         return status
@@ -128,7 +130,7 @@ class ForkServer:
         status_read, status_write = channel()
         job_read, job_write = channel()
         try:
-            protocol.send_number(self._commands, _FORK)
+            frames.send_number(self._commands, _FORK)
             socket.send_fds(self._jobs, [b"j"], [status_write, job_read, *descriptors])
         finally:
             os.close(status_write)
@@ -141,10 +143,10 @@ class ForkServer:
         }
         try:
             with contextlib.suppress(BrokenPipeError):
-                protocol.send_json(job_write, message)
+                frames.send_json(job_write, message)
         finally:
             os.close(job_write)
-        pid = protocol.receive_number(status_read)
+        pid = frames.receive_number(status_read)
         if pid is None:
             os.close(status_read)
             raise OSError("the fork server could not start a run")
@@ -169,7 +171,7 @@ def _serve(commands: int, jobs: socket.socket, confinement: Confinement, entry: 
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         descriptors.close_descriptors_but({0, 1, 2, commands, jobs.fileno()})
-        while protocol.receive_number(commands) == _FORK:
+        while frames.receive_number(commands) == _FORK:
             if os.fork() == 0:
                 _root(commands, jobs, confinement, entry)
     finally:
@@ -186,8 +188,8 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
         _, descriptors, _, _ = socket.recv_fds(jobs, 16, _MAX_DESCRIPTORS)
         jobs.close()
         status, job_channel, *passed = descriptors
-        protocol.send_number(status, os.getpid())
-        message: SpawnMessage = protocol.receive_json(job_channel)
+        frames.send_number(status, os.getpid())
+        message: SpawnMessage = frames.receive_json(job_channel)
         os.close(job_channel)
         cgroups.join_cgroups(message["cgroups"])
         confined = confinement.as_identity(message["identity"])
@@ -199,6 +201,6 @@ def _root(commands: int, jobs: socket.socket, confinement: Confinement, entry: E
         for descriptor in passed:
             os.close(descriptor)
         wait_status = reaper.wait_for(child)
-        protocol.send_number(status, wait_status)
+        frames.send_number(status, wait_status)
     finally:
         os._exit(0)

@@ -1,25 +1,29 @@
-"""The warm worker: imports pytest and hypothesis once, then forks one child per run.
+"""The warm worker: imports pytest and hypothesis once, then forks two processes per run.
 
 The grader starts it as a process of its own (``python -m
-grader.sandbox.worker SCRATCH LEVEL``) and talks to it in the one framing of
-``protocol``: each job comes in on a Unix socket that is the worker's stdin, with the
-descriptors of its sealed sources; the test process's pid, then the run's record, go out on
-stdout. Each child:
+grader.sandbox.worker SCRATCH LEVEL``). Nothing it reads or writes is lines of
+text: each job comes in as one frame of JSON (``protocol.jobs.JobMessage``) on
+a Unix socket that is the worker's stdin, with the descriptors of its sealed
+sources beside it; the test process's pid (``Started``), then the run's
+``RunRecord``, go out as frames on stdout, a socket too. Each run is two
+processes, the test process and the implementation process, talking over a pair
+of pipes (``protocol.calls``); each:
 
 - is confined by the operating system at the grader's isolation level
   (``grader.sandbox.confine``: another uid, namespaces) and runs in a new
   session (its own process group, out of reach of the terminal's Ctrl-C),
   so the whole group can be killed at once;
-- works in a fresh folder holding only the implementation (the job's
-  ``module`` plus ``.py``), the one test file, an
-  empty ``pytest.ini`` and its own ``home`` and ``tmp``, with a clean
-  environment, fixed-size resource limits and no inherited files;
+- works in a fresh folder (``run_folder``) holding no source (each process
+  reads its own from a descriptor), an empty ``pytest.ini`` and its own
+  ``home`` and ``tmp``, with a clean environment, fixed-size resource limits
+  and no inherited files;
 - sees every implementation the same way: the same module name, file name,
-  folder layout, modification time, environment, ``sys.argv`` and
-  ``sys.path`` (nothing on it leads into the kit), so only behaviour can tell
-  a mutant from the reference;
-- reports every collected test and every outcome through a channel as it goes,
-  so a crash or a hang still leaves a record of what ran.
+  folder layout, environment, ``sys.argv`` and ``sys.path`` (nothing on it
+  leads into the kit), so only behaviour can tell a mutant from the reference.
+
+The test process reports every collected test and every outcome on the events
+channel as it goes (``protocol.events``), so a crash or a hang still leaves a
+record of what ran.
 
 The worker runs with address-space layout randomisation off (it re-runs
 itself so), and every run's process is forked from a fork server
@@ -38,7 +42,6 @@ progress, removes its folder and exits.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import select
 import signal
@@ -54,15 +57,13 @@ from grader.sandbox.confine.cgroups import Cgroups
 from grader.sandbox.confine.pid_namespace import exit_code
 from grader.sandbox.confine.policy import Confinement
 from grader.sandbox.levels import IsolationLevel, parse_level
-from grader.sandbox.protocol import JobMessage, RunJob, RunRecord, Started, channel
-from grader.sandbox.worker import warm_pytest
+from grader.sandbox.protocol import frames
+from grader.sandbox.protocol.events import EventStream
+from grader.sandbox.protocol.frames import channel
+from grader.sandbox.protocol.jobs import MAX_JOB_BYTES, JobMessage, RunJob, RunRecord, Started
+from grader.sandbox.worker import run_folder, warm_pytest
 from grader.sandbox.worker.child import run_process
 from grader.sandbox.worker.forkserver import ForkServer, Spawned
-
-OUTPUT_TAIL_BYTES = 4000
-
-LOG_NAME = "output.log"
-"""The file in a run's folder its processes' stdout and stderr go to."""
 
 EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
 
@@ -76,7 +77,7 @@ pytest compiles it (``host.compiled``; empty where it would not compile)."""
 MAX_DEPENDENCIES = 8
 """The most modules besides the implementation a job may bring for its implementation process."""
 
-RUN_MODULES = (str(Path(untrusted.__file__).parent), protocol.__file__)
+RUN_MODULES = (str(Path(untrusted.__file__).parent), str(Path(protocol.__file__).parent))
 """The grader's own files a run's root holds at ``namespaces``: the code that runs inside a
 run (imported before the fork; there for the source lines of its tracebacks)."""
 
@@ -124,13 +125,13 @@ def _receive_job(control: socket.socket) -> tuple[JobMessage | None, list[int]]:
     children unread: no implementation's code is ever in this process's memory,
     so no process forked from it can find one there.
     """
-    size = protocol.MAX_JOB_BYTES + protocol.LENGTH_BYTES
+    size = MAX_JOB_BYTES + frames.LENGTH_BYTES
     message, fds, _, _ = socket.recv_fds(control, size, SOURCES + MAX_DEPENDENCIES)
     if not message:
         for fd in fds:
             os.close(fd)
         return None, []
-    job: JobMessage = protocol.json_of_frame(message, protocol.MAX_JOB_BYTES)
+    job: JobMessage = frames.json_of_frame(message, MAX_JOB_BYTES)
     if len(fds) != SOURCES + len(job["dependencies"]):
         raise GraderGone
     return job, fds
@@ -138,7 +139,7 @@ def _receive_job(control: socket.socket) -> tuple[JobMessage | None, list[int]]:
 
 def _send(message: Started | RunRecord) -> None:
     """One message to the grader, on this process's stdout."""
-    protocol.send_json(sys.stdout.fileno(), message)
+    frames.send_json(sys.stdout.fileno(), message)
 
 
 def run_job(
@@ -162,12 +163,12 @@ def run_job(
     marks = {"begun": time.monotonic()}
     steps: dict[str, float] = {}
     cgroups = cgroups or Cgroups()
-    folder, seen = _folders(scratch, confinement.level)
+    folder, seen = run_folder.new_folder(scratch, confinement.level)
     spawned: list[Spawned] = []
     identities = user.new_identities(confinement.level, ("test", "impl"))
     log = -1
     try:
-        _lay_out(folder, confinement, identities["test"], identities["impl"])
+        run_folder.lay_out(folder, confinement, identities["test"], identities["impl"])
         joined = cgroups.start_run()
         started = marks["set up"] = time.monotonic()
         jobs = _run_jobs(job, seen, confinement)
@@ -182,7 +183,7 @@ def run_job(
             over_cap = _sweep(spawned, cgroups, identities, confinement, server, usage)
             marks["sweep"] = time.monotonic()
         return {
-            "events": _without_folder(events, seen),
+            "events": run_folder.without_folder(events, seen),
             "timed_out": timed_out,
             "stopped": stopped,
             "exit_code": exit_code(status, confinement) if status is not None else None,
@@ -190,7 +191,7 @@ def run_job(
             "over_cap": over_cap or "",  # with every process gone: the last word
             "seconds": time.monotonic() - started,
             "cpu_seconds": round(cpu_seconds, 3),
-            "output": _strip_folder(_tail(log, _replaced(log, folder / LOG_NAME)), seen),
+            "output": run_folder.output(log, folder, seen),
             "steps": steps,
         }
     finally:
@@ -201,13 +202,6 @@ def run_job(
         folders.remove_run_folder(folder, confinement.level)
         marks["remove"] = time.monotonic()
         steps.update(_steps(marks))
-
-
-def _folders(scratch: Path, level: IsolationLevel) -> tuple[Path, Path]:
-    """A new run's folder, named alike for every run (``folders.make_run_folder``), and where
-    the run's processes find it (``folders.folder_seen``)."""
-    folder = folders.make_run_folder(scratch, "run", level)
-    return folder, folders.folder_seen(folder, level)
 
 
 def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[RunJob, RunJob]:
@@ -235,25 +229,6 @@ def _run_jobs(job: JobMessage, folder: Path, confinement: Confinement) -> tuple[
     return implementation, test
 
 
-def _open_log(folder: Path) -> tuple[int, int]:
-    """The run's output file, made new (never a link), as two descriptors: the one its
-    processes write, and the one the worker reads it through after the run.
-
-    The run owns its folder and may put anything in the file's place (a link to
-    ``/dev/zero``, a FIFO): the worker never opens that path again, so it reads
-    neither an endless file nor blocks on a pipe, only what was written here.
-    """
-    path = folder / LOG_NAME
-    flags = os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    write = os.open(path, os.O_WRONLY | os.O_APPEND | flags, 0o600)
-    try:
-        read = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except BaseException:
-        os.close(write)
-        raise
-    return write, read
-
-
 def _spawn_pair(
     jobs: tuple[RunJob, RunJob],
     sources: list[int],
@@ -265,10 +240,10 @@ def _spawn_pair(
 ) -> tuple[int, int]:
     """Start the implementation's process, then the test's, into ``spawned`` (so the caller
     closes whatever started, even if the second fails); the events channel's read end, and
-    the descriptor the worker reads the run's output through (``_open_log``)."""
+    the descriptor the worker reads the run's output through (``run_folder.open_log``)."""
     implementation_source, test_source, test_compiled, *dependency_sources = sources
     implementation_job, test_job = jobs
-    output, log = _open_log(folder)
+    output, log = run_folder.open_log(folder)
     # The calls go over pipes, a fifth cheaper per call than sockets (benchmarks/grading.py).
     # Only root could reopen them through /proc: both ends are confined and not dumpable.
     requests = os.pipe()
@@ -365,31 +340,6 @@ def _steps(marks: dict[str, float]) -> dict[str, float]:
     return steps
 
 
-def _lay_out(
-    folder: Path, confinement: Confinement, test: int | None, implementation: int | None
-) -> None:
-    """The run's folders: no source is written here (each process reads its own from a channel).
-
-    The run's folder and ``tests`` (where the test process writes its file)
-    are the test process's user's; ``implementation`` is the implementation
-    process's, which may only pass through the run's folder to reach it.
-    """
-    (folder / "tests").mkdir()
-    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    (folder / "home").mkdir()
-    (folder / "tmp").mkdir()
-    for name in ("home", "tmp"):
-        (folder / "implementation" / name).mkdir(parents=True)
-    own = [folder / "implementation", *(folder / "implementation").iterdir()]
-    theirs = [folder, folder / "tests", folder / "home", folder / "tmp", folder / "pytest.ini"]
-    folders.hand_over(theirs, confinement.as_identity(test))
-    folders.hand_over(own, confinement.as_identity(implementation))
-    if confinement.uid is not None:
-        for path in (*own, *theirs[1:4]):
-            path.chmod(0o700)
-        folder.chmod(0o711)
-
-
 class _Usage:
     """The CPU time a run's processes have used: its cgroup's count where it has one, else
     the sum over its processes (those alive, and the dead its processes have reaped); and
@@ -443,7 +393,7 @@ def _collect(
     deadline = time.monotonic() + float(job["wall"])
     next_check = time.monotonic() + USAGE_CHECK_SECONDS
     exited = os.pidfd_open(pid)
-    stream = protocol.EventStream(until_failure=stop_at_failure)
+    stream = EventStream(until_failure=stop_at_failure)
     received = 0
     watched = [read_end, exited, CONTROL_FD]
     timed_out, stopped = True, False
@@ -495,43 +445,6 @@ def _drain(read_end: int) -> bytes:
         if not chunk:
             return data
         data += chunk
-
-
-def _strip_folder(text: str, folder: Path) -> str:
-    """``text`` with the run's folder taken out of every path, so every run reads the same."""
-    return text.replace(f"{folder}/", "").replace(str(folder), ".")
-
-
-def _without_folder(events: list[Any], folder: Path) -> list[Any]:
-    """Events with the run's folder taken out of every path, so reports are the same every run."""
-    return list(json.loads(_strip_folder(json.dumps(events), folder)))
-
-
-def _tail(log: int, replaced: bool) -> str:
-    """The last ``OUTPUT_TAIL_BYTES`` of the run's output, read through the descriptor the
-    worker opened before the run (``_open_log``); at most that many bytes are read."""
-    try:
-        size = os.fstat(log).st_size
-        start = max(0, size - OUTPUT_TAIL_BYTES)
-        text = os.pread(log, OUTPUT_TAIL_BYTES, start).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    note = f"[the run put something else in place of {LOG_NAME}; its output was kept]\n"
-    return (note if replaced else "") + (
-        text
-        if size <= OUTPUT_TAIL_BYTES
-        else f"[output cut to its last {OUTPUT_TAIL_BYTES} bytes of {size}]\n{text}"
-    )
-
-
-def _replaced(log: int, path: Path) -> bool:
-    """Whether ``path`` no longer names the file ``log`` is open on (looked at, never
-    opened: it may be a FIFO or a link to a device now)."""
-    try:
-        seen, kept = os.lstat(path), os.fstat(log)
-    except OSError:
-        return True
-    return (seen.st_dev, seen.st_ino) != (kept.st_dev, kept.st_ino)
 
 
 def main() -> None:
