@@ -50,6 +50,7 @@ from grader.results.batch import Manifest
 from grader.results.check import CheckReport
 from grader.results.kit import Edition
 from grader.sandbox.levels import ISOLATION_CHOICES
+from grader.sandbox.protocol.status import Verdict
 from grader.static.rules import RULES
 
 Command = Callable[[argparse.Namespace, Chapter, Console], int]
@@ -145,7 +146,7 @@ def cmd_check(args: argparse.Namespace, chapter: Chapter, console: Console) -> i
         step_summary=True,
     )
     write_reports(chapter, report, files)
-    return EXIT_PASS if report.verdict == "pass" else EXIT_FAIL
+    return EXIT_PASS if report.verdict == Verdict.PASS else EXIT_FAIL
 
 
 def cmd_audit(args: argparse.Namespace, chapter: Chapter, console: Console) -> int:

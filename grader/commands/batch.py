@@ -56,6 +56,7 @@ from grader.results.batch import BatchResult, BatchRow, ClassView, Step
 from grader.results.check import CheckReport
 from grader.sandbox.confine.folders import open_to_runs
 from grader.sandbox.host.pool import WorkerPool, require_isolation
+from grader.sandbox.protocol.status import Verdict
 
 __all__ = ["COLUMNS", "grade_batch", "gradebook_csv", "row_of"]
 
@@ -301,7 +302,7 @@ def _grade_one(
         total = len(chapter.course_tests)
         key = result_key(chapter, graded_files(chapter, folder), settings, pool.isolation)
         row = BatchRow(
-            name, "fail", 0.0, 0, total, None, None, None, (), refused.message, "",
+            name, Verdict.FAIL, 0.0, 0, total, None, None, None, (), refused.message, "",
             graded_at=_now(), key=key.digest, isolation=pool.isolation,
         )  # fmt: skip
         return row, None, (None, None)
@@ -315,7 +316,7 @@ def _grade_one(
         total = len(chapter.course_tests)
         key = result_key(chapter, graded_files(chapter, folder), settings, pool.isolation)
         row = BatchRow(
-            name, "fail", 0.0, 0, total, None, None, None, (), missing.message, "",
+            name, Verdict.FAIL, 0.0, 0, total, None, None, None, (), missing.message, "",
             graded_at=_now(), key=key.digest, isolation=pool.isolation,
         )  # fmt: skip
         return row, None, (None, None)
@@ -323,7 +324,7 @@ def _grade_one(
         problem = f"not graded: {describe(error)}"
         key = result_key(chapter, {"not graded": problem}, settings, pool.isolation)
         row = BatchRow(
-            name, "fail", 0.0, 0, 0, None, None, None, (), problem, "",
+            name, Verdict.FAIL, 0.0, 0, 0, None, None, None, (), problem, "",
             graded_at=_now(), key=key.digest, isolation=pool.isolation,
         )  # fmt: skip
         return row, None, (None, None)
@@ -397,7 +398,7 @@ def row_of(chapter: Chapter, name: str, report: CheckReport, path: str) -> Batch
 
 def problem_of(report: CheckReport) -> str:
     """The one line that says why a report fails: the most basic problem first."""
-    if report.verdict == "pass":
+    if report.verdict == Verdict.PASS:
         return ""
     student = report.student_tests
     if report.course_tests.problem:

@@ -14,6 +14,7 @@ from grader.inputs.catalog import Chapter
 from grader.inputs.python_source import parse
 from grader.inputs.submission import read_submission
 from grader.results.kit import DiffResult, MethodDiff
+from grader.sandbox.protocol.status import TestStatus
 
 
 def diff_against_reference(
@@ -35,7 +36,7 @@ def diff_against_reference(
     if submission.implementation is None:
         raise GraderError(submission.implementation_problem or "no implementation", EXIT_FAIL)
     results = course_tests_only(chapter, folder, limits, cache).results
-    failing = [name for name, status in results.items() if status != "passed"]
+    failing = [name for name, status in results.items() if status != TestStatus.PASSED]
     if failing:
         raise GraderError(
             f"the diff is shown once every course test passes; still failing: {', '.join(failing)} "

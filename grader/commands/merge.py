@@ -56,6 +56,7 @@ from grader.output.check_json import stable_part
 from grader.output.files import copy_files, remove_folder, replace_folder, write_atomically
 from grader.results.batch import Conflict, MergeResult, Step
 from grader.sandbox.levels import LEVELS, IsolationLevel, level_at_least
+from grader.sandbox.protocol.status import Verdict
 
 
 def merge_outputs(
@@ -121,7 +122,7 @@ def _unmet(shard: Path, cells: Sequence[str], minimum: IsolationLevel) -> str | 
     without a report may only be a fail with no points."""
     relative = untext(cell(cells, "report"))
     if not relative:
-        if cell(cells, "verdict") == "fail" and points(cells) == 0.0:
+        if cell(cells, "verdict") == Verdict.FAIL and points(cells) == 0.0:
             return None
         return "its row claims a grade with no report behind it"
     try:

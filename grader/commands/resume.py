@@ -30,6 +30,7 @@ from grader.inputs.submission import read_submission
 from grader.results.batch import BatchRow
 from grader.results.check import CheckReport
 from grader.sandbox.levels import LEVELS, IsolationLevel, level_at_least
+from grader.sandbox.protocol.status import Verdict
 
 RowOf = Callable[[Chapter, str, CheckReport, str], BatchRow]
 """How a report becomes its gradebook row (``grader.commands.batch.row_of``)."""
@@ -95,7 +96,7 @@ def _failed(
     if cell(cells, "key") not in digests:
         return None
     row = BatchRow(
-        name, "fail", 0.0, 0, len(chapter.course_tests), None, None, None, (), problem, "",
+        name, Verdict.FAIL, 0.0, 0, len(chapter.course_tests), None, None, None, (), problem, "",
         graded_at=cell(cells, "graded_at"), key=cell(cells, "key"),
         isolation=cell(cells, "isolation"),  # the key holds the level: the digests' own
     )  # fmt: skip

@@ -19,7 +19,7 @@ from grader.results.kit import Stage, TddResult
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, status_phrase
-from grader.sandbox.protocol import TestStatus
+from grader.sandbox.protocol.status import RunStatus, TestStatus
 
 TIME_LIMIT = 60.0
 """Seconds each run of the student's tests may take in ``tdd``."""
@@ -91,7 +91,8 @@ def _green_problems(
             else failure_reason(run.detail(name), chapter.student_tests)
         )
         for name in run.test_names()
-        if (status := run.outcome(name)) not in ("passed", "timeout", "not run")
+        if (status := run.outcome(name))
+        not in (TestStatus.PASSED, TestStatus.TIMEOUT, TestStatus.NOT_RUN)
     ]
 
 
@@ -108,12 +109,12 @@ def _slow_on_the_reference(
     again = pool.run(
         replace(job, implementation=reference, dependencies=kit_sources(chapter), only=(*hung,))
     )
-    return {name for name in hung if again.hung(name) or again.outcome(name) == "timeout"}
+    return {name for name in hung if again.hung(name) or again.outcome(name) == TestStatus.TIMEOUT}
 
 
 def _run_problems(chapter: Chapter, run: RunResult, time_limit: float) -> list[str]:
     """Why a run did not give every test an outcome, if it did not."""
-    if run.status == "completed":
+    if run.status == RunStatus.COMPLETED:
         return []
     return [run_problem(run, chapter.student_tests, time_limit)]
 
@@ -128,7 +129,7 @@ def _wrong_reason(problem: str, on_stub: dict[str, TestStatus]) -> str:
     """In red, a test that fails on the stub and on the reference too is said as red sees it:
     it fails for the wrong reason, so its failure on the stub shows nothing."""
     wrong = _WRONG_ON_REFERENCE.match(problem)
-    if wrong is None or on_stub.get(wrong["name"]) in (None, "passed"):
+    if wrong is None or on_stub.get(wrong["name"]) in (None, TestStatus.PASSED):
         return problem
     return (
         f"{wrong['name']} fails for the wrong reason: it {wrong['verb']} on the reference too, "

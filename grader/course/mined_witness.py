@@ -29,6 +29,7 @@ from grader.inputs.patching import apply_patch
 from grader.results.mining import MinedWitness
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.result import RunResult
+from grader.sandbox.protocol.status import RunStatus, TestStatus
 
 MARK = "mined-witness: "
 """What starts the line of the failure text that holds the program found."""
@@ -106,9 +107,9 @@ def probe_job(chapter: Chapter, implementation: str, dependencies: Sources, limi
 
 def witness_from_run(run: RunResult) -> tuple[MinedWitness | None, str]:
     """The program the search found in ``run``, or ``None`` and why none was."""
-    if run.status != "completed" and run.status != "stopped":
+    if run.status != RunStatus.COMPLETED and run.status != RunStatus.STOPPED:
         return None, f"the search did not finish: {run.message}"
-    if run.outcome(TEST) == "passed":
+    if run.outcome(TEST) == TestStatus.PASSED:
         return None, "no program of the search's size tells it from the reference"
     return witness_from_detail(run.detail(TEST))
 

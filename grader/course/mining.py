@@ -40,9 +40,9 @@ from grader.inputs.dependencies import Sources
 from grader.inputs.provenance import submission_digest
 from grader.results.check import CheckReport
 from grader.results.mining import CellStatus, MinedWitness
-from grader.results.status import is_kill, mutant_status
 from grader.sandbox.confine import folders
 from grader.sandbox.host.pool import WorkerPool
+from grader.sandbox.protocol.status import MutantStatus, TestStatus, is_kill, mutant_status
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Student:
     def failed(self) -> tuple[str, ...]:
         """The course tests the student's tree fails."""
         results = self.report.course_tests.results
-        return tuple(name for name, status in results.items() if status != "passed")
+        return tuple(name for name, status in results.items() if status != TestStatus.PASSED)
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,13 @@ class Runs:
             run = self.pool.confirm(job, self.pool.run(job))
             failing = run.failing()
             status = mutant_status(run.status, bool(failing))
-            said = "caught" if is_kill(status) else "missed" if status == "survived" else "error"
+            said = (
+                "caught"
+                if is_kill(status)
+                else "missed"
+                if status == MutantStatus.SURVIVED
+                else "error"
+            )
             by = failing[0] if failing else run.message if said != "missed" else ""
             stored = StoredCell(said, by[:200], self.pool.isolation)
             self.cache.put(key, stored, self.pool.isolation)

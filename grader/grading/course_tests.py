@@ -18,6 +18,7 @@ from grader.results.check import CourseTestsResult
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, merged_runs
 from grader.sandbox.levels import IsolationLevel
+from grader.sandbox.protocol.status import RunStatus, TestStatus
 
 
 @dataclass(frozen=True)
@@ -67,18 +68,18 @@ def _course_result(
     names = [test.name for test in chapter.course_tests]
     if result is None:
         missing = submission.implementation_problem or "no implementation"
-        return CourseTestsResult({name: "error" for name in names}, {}, missing)
+        return CourseTestsResult({name: TestStatus.ERROR for name in names}, {}, missing)
     problem: str | None = None
-    if result.status == "collection_error":
+    if result.status == RunStatus.COLLECTION_ERROR:
         problem = f"{chapter.implementation} could not be imported: {result.message}"
-        return CourseTestsResult({name: "error" for name in names}, {}, problem)
-    if result.status != "completed":
+        return CourseTestsResult({name: TestStatus.ERROR for name in names}, {}, problem)
+    if result.status != RunStatus.COMPLETED:
         problem = f"the course tests did not finish: {result.message}"
     results = {name: result.outcome(name) for name in names}
     failures = {
         name: in_chapter_words(chapter, for_students(_first_failing_case(result, name)))
         for name in names
-        if results[name] != "passed"
+        if results[name] != TestStatus.PASSED
     }
     return CourseTestsResult(results, failures, problem, result.durations())
 
@@ -86,7 +87,9 @@ def _course_result(
 def _first_failing_case(run: RunResult, name: str) -> str:
     """The report of the first failing case of test ``name``, whole (a model-based test's
     shrunk program with it), and the names of the other cases that fail too."""
-    failing = [o for o in run.outcomes if o.name.split("[", 1)[0] == name and o.status != "passed"]
+    failing = [
+        o for o in run.outcomes if o.name.split("[", 1)[0] == name and o.status != TestStatus.PASSED
+    ]
     first = next((o for o in failing if o.detail), None)
     if first is None:
         return run.detail(name)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport, MutationResult
+from grader.sandbox.protocol.status import TestStatus
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,9 @@ def grade(chapter: Chapter, report: CheckReport) -> Grade:
     mutation_max = _cents(chapter.grade_scale) - course_max
     worth = course_test_cents(chapter)
     course = sum(
-        worth.get(name, 0) for name, s in report.course_tests.results.items() if s == "passed"
+        worth.get(name, 0)
+        for name, s in report.course_tests.results.items()
+        if s == TestStatus.PASSED
     )
     mutation = _cents(mutation_max * mutation_credit(_trusted(report)) / 100)
     return Grade(

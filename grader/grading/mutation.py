@@ -2,7 +2,7 @@
 
 The reference runs again at places among the mutants, under the same job and limits,
 so a file that passes only when it is not watched is caught; a mutant's status comes
-from its run through the one table in ``grader.results.status``.
+from its run through the one table in ``grader.sandbox.protocol.status``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from grader.grading.validation import problems_on_correct
 from grader.inputs.catalog import Chapter, Mutant
 from grader.inputs.provenance import text_digest
 from grader.results.check import MutantResult, MutationResult
-from grader.results.status import mutant_status
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
+from grader.sandbox.protocol.status import MutantStatus, RunStatus, mutant_status
 
 
 class Stopped(Exception):
@@ -144,19 +144,21 @@ def reference_places(tests: str, mutants: int) -> list[int]:
 
 
 def _mutant_result(mutant: Mutant, run: RunResult, show_title: bool) -> MutantResult:
-    """The mutant's status (``grader.results.status.mutant_status``), the tests that failed on
-    it, and what an error or a timeout was; its title only where the chapter shows titles."""
+    """The mutant's status (``protocol.status.mutant_status``), the tests that failed on it,
+    and what an error or a timeout was; its title only where the chapter shows titles."""
     title = mutant.title if show_title else ""
     killers = tuple(run.failing())
     status = mutant_status(run.status, bool(killers))
-    if status == "error":
-        what = run.message if run.status == "crashed" else f"collection failed: {run.message}"
+    if status == MutantStatus.ERROR:
+        what = (
+            run.message if run.status == RunStatus.CRASHED else f"collection failed: {run.message}"
+        )
         message = (
             f"on mutant {mutant.id} {what}: a run that does not report every test "
             "is an error, not a kill"
         )
         return MutantResult(mutant.id, title, status, (), message)
-    if status == "timeout":
+    if status == MutantStatus.TIMEOUT:
         return MutantResult(
             mutant.id, title, status, killers, f"timeout (confirmed): {run.message}"
         )

@@ -24,9 +24,9 @@ from packaging.requirements import Requirement
 
 from grader import DISTRIBUTION
 from grader.errors import EXIT_FAIL, GraderError
-from grader.results.status import AuditStatus
 from grader.sandbox.host.mutmut_run import run_mutmut_cli
 from grader.sandbox.host.result import failure_line
+from grader.sandbox.protocol.status import AuditStatus
 
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(phase, done, total)``; ``total`` is 0 while a phase has no count."""
@@ -42,15 +42,15 @@ CRASHED_CODES = {-9, -11}  # killed (often for memory), segmentation fault
 def status_of(exit_code: int | None) -> AuditStatus:
     """The audit status of one mutmut exit code; anything unknown is an ``error``."""
     for codes, status in (
-        (KILLED_CODES, "killed"),
-        (SURVIVED_CODES, "survived"),
-        (NO_TESTS_CODES, "no tests"),
-        (TIMEOUT_CODES, "timeout"),
-        (CRASHED_CODES, "crashed"),
+        (KILLED_CODES, AuditStatus.KILLED),
+        (SURVIVED_CODES, AuditStatus.SURVIVED),
+        (NO_TESTS_CODES, AuditStatus.NO_TESTS),
+        (TIMEOUT_CODES, AuditStatus.TIMEOUT),
+        (CRASHED_CODES, AuditStatus.CRASHED),
     ):
         if exit_code in codes:
-            return status  # type: ignore[return-value]
-    return "error"
+            return status
+    return AuditStatus.ERROR
 
 
 def mutmut_version() -> str:

@@ -28,10 +28,10 @@ from grader.grading.validation import run_problem
 from grader.inputs.catalog import Chapter
 from grader.inputs.provenance import text_digest
 from grader.results.check import FlakyAcrossSeeds, RobustnessResult, SeededKill
-from grader.results.status import is_kill, mutant_status
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
+from grader.sandbox.protocol.status import FAILING, TELLS_APART, TestStatus, is_kill, mutant_status
 
 DRAWN_MARKS = (
     re.compile(r"^E\s+Failing test case:", re.MULTILINE),
@@ -92,7 +92,7 @@ def drawing_kills(chapter: Chapter, runs: dict[str, RunResult]) -> dict[str, tup
         drawing = tuple(
             name
             for name in run.failing()
-            if run.outcome(name) in ("failed", "error") and draws_examples(run.detail(name))
+            if run.outcome(name) in FAILING and draws_examples(run.detail(name))
         )
         if drawing:
             found[mutant.id] = drawing
@@ -158,8 +158,8 @@ def _robustness(
     for mutant, chosen in drawn.items():
         for test in chosen:
             held = 1 + sum(
-                done[(mutant, chosen, seed)].outcome(test) in ("failed", "error", "timeout")
-                and done[("", chosen, seed)].outcome(test) == "passed"
+                done[(mutant, chosen, seed)].outcome(test) in TELLS_APART
+                and done[("", chosen, seed)].outcome(test) == TestStatus.PASSED
                 for seed in seeds
             )
             kills.append(SeededKill(mutant, test, held, len(seeds) + 1))
@@ -168,7 +168,10 @@ def _robustness(
         for chosen in dict.fromkeys(drawn.values()):
             run = done[("", chosen, seed)]
             for test in chosen:
-                if run.outcome(test) in ("passed", "not run") or (test, seed) in flaky:
+                if (
+                    run.outcome(test) in (TestStatus.PASSED, TestStatus.NOT_RUN)
+                    or (test, seed) in flaky
+                ):
                     continue
                 detail = run.detail(test)
                 reason = (

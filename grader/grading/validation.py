@@ -33,6 +33,7 @@ from grader.results.check import StudentTestsResult
 from grader.sandbox.host.job import FIXED_HASH_SEED, OTHER_HASH_SEED, Job
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult, status_phrase
+from grader.sandbox.protocol.status import TELLS_APART, RunStatus, TestStatus
 from grader.static.checker import (
     UNREAD,
     check_test_source,
@@ -40,6 +41,9 @@ from grader.static.checker import (
     function_name,
     overridden_settings,
 )
+
+TESTS_RAN = frozenset({RunStatus.COMPLETED, RunStatus.CRASHED})
+"""The ends of a run whose tests ran, so that their outcomes say something."""
 
 
 def validate(
@@ -196,7 +200,7 @@ def _run_validation(
     flaky_kinds = tuple(kind for kind, sentences in said.items() if sentences)
     problems += [sentence for sentences in said.values() for sentence in sentences]
     wrong = {p.split(" ", 1)[0] for p in problems}
-    if on_reference.status in ("completed", "crashed"):  # else nothing ran: said once above
+    if on_reference.status in TESTS_RAN:  # else nothing ran: said once above
         for wheat in chapter.wheats:  # a test wrong on the reference is said once, not per variant
             on_wheat = runs.settled(wheats[wheat.id])
             found = problems_on_correct(
@@ -206,7 +210,7 @@ def _run_validation(
     stub_run = stub.result()  # a timeout on the stub is a failure there, as it should be
     if seen is not None:
         seen.update(reference=on_reference, stub=stub_run)
-    if on_reference.status in ("completed", "crashed"):
+    if on_reference.status in TESTS_RAN:
         required = [test.name for test in chapter.required_tests]
         present = [name for name in required if name not in missing]
         problems += _required_problems(present, on_reference, stub_run, source)
@@ -263,7 +267,7 @@ def flaky(first: RunResult, rerun: RunResult, kind: str, filename: str) -> list[
     outcomes than its first run: which rerun, which tests, and how each changed."""
     if _signature(rerun) == _signature(first):
         return []
-    if {first.status, rerun.status} & {"collection_error", "timeout"}:
+    if {first.status, rerun.status} & {RunStatus.COLLECTION_ERROR, RunStatus.TIMEOUT}:
         return []  # that run's own problem is said, not a difference of outcomes
     names = list(dict.fromkeys([*first.test_names(), *rerun.test_names()]))
     changes = []
@@ -271,7 +275,7 @@ def flaky(first: RunResult, rerun: RunResult, kind: str, filename: str) -> list[
         before, after = first.outcome(name), rerun.outcome(name)
         if before == after:
             continue
-        failed = first if before not in ("passed", "not run") else rerun
+        failed = first if before not in (TestStatus.PASSED, TestStatus.NOT_RUN) else rerun
         why = failure_reason(failed.detail(name), filename) if failed.detail(name) else ""
         changes.append(f"{name} {before} first, {after} then" + (f" ({why})" if why else ""))
     if not changes:
@@ -288,7 +292,10 @@ def disagreements(
     student's own code, with why."""
     if yours is None or not student.valid:
         return ()
-    if yours.status in ("collection_error", "timeout", "crashed") and not yours.failing():
+    if (
+        yours.status in (RunStatus.COLLECTION_ERROR, RunStatus.TIMEOUT, RunStatus.CRASHED)
+        and not yours.failing()
+    ):
         return (
             f"on your {chapter.implementation}: "
             + run_problem(yours, chapter.student_tests, limit),
@@ -321,13 +328,13 @@ def _required_problems(
             continue
         for test in collected:
             status = stub.outcome(test)
-            if status == "passed":
+            if status == TestStatus.PASSED:
                 why = swallowing_handler(source, test)
                 problems.append(
                     f"{test} passes on the stub, so it checks nothing yet: "
                     + (why if why else "make it assert behaviour")
                 )
-            elif status not in ("failed", "error", "timeout"):
+            elif status not in TELLS_APART:
                 why = f": {stub.message}" if stub.message else ""
                 problems.append(
                     f"{test} {status_phrase(status)} on the stub{why}; every required test must "
@@ -343,10 +350,10 @@ def _signature(run: RunResult) -> tuple[str, dict[str, str]]:
 def run_problem(run: RunResult, filename: str, time_limit: float) -> str:
     """Why a run did not give every test an outcome, in one line: not collected, too slow
     (named as slow, with its limit: a slow test is not a hung one), out of output, ended."""
-    if run.status == "collection_error":
+    if run.status == RunStatus.COLLECTION_ERROR:
         return f"{filename} could not be collected: {run.message}"
-    if run.status == "timeout":
-        running = next((o.name for o in run.outcomes if o.status == "timeout"), "")
+    if run.status == RunStatus.TIMEOUT:
+        running = next((o.name for o in run.outcomes if o.status == TestStatus.TIMEOUT), "")
         return too_slow(time_limit, running, run.durations(), run.confirmed)
     if output_too_large(run.message) or any(output_too_large(o.detail) for o in run.outcomes):
         return too_much_output()
@@ -363,12 +370,12 @@ def problems_on_correct(
     """Why a run on a correct implementation shows the tests themselves are wrong, if it
     does. ``what`` names the implementation and says it is correct; a test not among the
     ``required`` names (when given) is an extra one, whose removal clears its problem too."""
-    if run.status in ("collection_error", "timeout"):
+    if run.status in (RunStatus.COLLECTION_ERROR, RunStatus.TIMEOUT):
         return [f"on {_short(what)}: {run_problem(run, filename, limit)}"]
     problems = []
     for name in run.test_names():
         status = run.outcome(name)
-        if status not in ("passed", "not run"):
+        if status not in (TestStatus.PASSED, TestStatus.NOT_RUN):
             detail = failure_reason(run.detail(name), filename)
             verb = status_phrase(status)
             extra = ""
@@ -378,9 +385,9 @@ def problems_on_correct(
                     "makes the file valid"
                 )
             problems.append(f"{name} {verb} on {what}, so the test is wrong: {detail}{extra}")
-    if run.status == "crashed":
+    if run.status == RunStatus.CRASHED:
         problems.append(f"on {_short(what)}: {run_problem(run, filename, limit)}")
-    if not run.outcomes and run.status == "completed":
+    if not run.outcomes and run.status == RunStatus.COMPLETED:
         problems.append(f"{filename} has no tests")
     return problems
 

@@ -22,6 +22,7 @@ from grader.results.check import (
     MutationResult,
     SeededKill,
 )
+from grader.sandbox.protocol.status import MutantStatus, TestStatus, Verdict
 
 PRACTICE = (
     "Practice check, not a grade of record: the runs had no isolation (level none, the "
@@ -96,12 +97,12 @@ def mutant_name(chapter: Chapter, mutant: Mutant | MutantResult) -> str:
 def mutant_outcome(chapter: Chapter, mutant: MutantResult, witness: Witness | None = None) -> str:
     """What a mutant's status means for the student, and what to do about a survivor: its
     symptom and ``witness`` as far as the chapter's tier shows them."""
-    if mutant.status == "killed":
+    if mutant.status == MutantStatus.KILLED:
         killers = ", ".join(mutant.killed_by) or "your test run, which crashed on it"
         return f"Killed by {killers}."
-    if mutant.status == "error":
+    if mutant.status == MutantStatus.ERROR:
         return f"Not counted: {mutant.message}. Make every test report an outcome."
-    if mutant.status == "timeout":
+    if mutant.status == MutantStatus.TIMEOUT:
         return (
             "Killed: your tests ran past the time limit on this mutant "
             f"({mutant_limit(Limits())}), so the bug it plants (a loop that never ends, or "
@@ -161,7 +162,7 @@ def course_test_outcome(report: CheckReport, name: str) -> str:
     """Why a course test did not pass (empty when it passed)."""
     course = report.course_tests
     status = course.results[name]
-    if status == "passed":
+    if status == TestStatus.PASSED:
         return ""
     detail = course.failures.get(name, "").strip()
     return detail or course.problem or f"{name}: {status}"
@@ -231,7 +232,7 @@ def grade_breakdown(chapter: Chapter, report: CheckReport) -> str:
 
 def verdict_sentence(chapter: Chapter, report: CheckReport) -> str:
     """``PASS, grade 100 of 100: …`` or ``FAIL, grade 50 of 100: why``, without markup."""
-    if report.verdict == "pass":
+    if report.verdict == Verdict.PASS:
         return (
             f"PASS, {grade_phrase(chapter, report)}: the course tests pass and your tests "
             "catch the planted bugs"

@@ -15,7 +15,7 @@ from typing import Any
 
 from grader.output.mutation_report import mutation_report_json, report_envelope, shared_start
 from grader.results.audit import AuditReport, GeneratedMutant
-from grader.results.status import AuditStatus
+from grader.sandbox.protocol.status import AuditStatus
 
 
 def audit_to_dict(report: AuditReport) -> dict[str, Any]:
@@ -69,14 +69,7 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
 SCHEMA_VERSION = 1
 """The version of the audit's JSON report."""
 
-STATUS_ORDER: tuple[AuditStatus, ...] = (
-    "killed",
-    "timeout",
-    "crashed",
-    "survived",
-    "no tests",
-    "error",
-)
+STATUS_ORDER: tuple[AuditStatus, ...] = tuple(AuditStatus)
 
 
 def audit_to_json(report: AuditReport) -> str:
@@ -84,12 +77,12 @@ def audit_to_json(report: AuditReport) -> str:
 
 
 REPORT_STATUS: dict[AuditStatus, str] = {
-    "killed": "Killed",
-    "timeout": "Timeout",
-    "crashed": "RuntimeError",
-    "survived": "Survived",
-    "no tests": "NoCoverage",
-    "error": "Survived",
+    AuditStatus.KILLED: "Killed",
+    AuditStatus.TIMEOUT: "Timeout",
+    AuditStatus.CRASHED: "RuntimeError",
+    AuditStatus.SURVIVED: "Survived",
+    AuditStatus.NO_TESTS: "NoCoverage",
+    AuditStatus.ERROR: "Survived",
 }
 """The audit's statuses in the mutation testing report's words."""
 
@@ -116,7 +109,7 @@ def audit_mutation_report(report: AuditReport) -> dict[str, Any]:
         }
         if mutant.equivalent:
             entry["statusReason"] = f"equivalent: {mutant.equivalent}"
-        elif mutant.status == "error":
+        elif mutant.status == AuditStatus.ERROR:
             entry["statusReason"] = f"mutmut could not classify the run (exit {mutant.exit_code})"
         mutants.append(entry)
     tool, _, version = report.tool.partition(" ")

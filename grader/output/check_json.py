@@ -37,6 +37,7 @@ from grader.results.check import (
     StudentTestsResult,
 )
 from grader.sandbox.confine.report import what_runs_get
+from grader.sandbox.protocol.status import MutantStatus
 
 SCHEMA_VERSION = 5
 UNSTABLE_KEYS = ("timings", "graded_at")
@@ -212,7 +213,11 @@ def _mutant(chapter: Chapter, mutant: MutantResult, witnesses: dict[str, Witness
         "symptom": chapter.mutant(mutant.id).symptom if shows(chapter, "symptom") else "",
     }
     witness = witnesses.get(mutant.id)
-    view = witness_view(chapter, witness) if witness and mutant.status == "survived" else None
+    view = (
+        witness_view(chapter, witness)
+        if witness and mutant.status == MutantStatus.SURVIVED
+        else None
+    )
     if view is not None:
         entry["witness"] = view
     return entry

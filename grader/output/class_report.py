@@ -26,7 +26,7 @@ from grader.output.class_charts import bar_chart, column_chart, figure, table
 from grader.output.similarity import SIMILARITY_PAGE, group_anchor
 from grader.results.batch import Override
 from grader.results.check import CheckReport, MutationResult
-from grader.results.status import is_kill
+from grader.sandbox.protocol.status import TestStatus, Verdict, is_kill
 
 BINS = 10
 """Bars of each histogram below its top: tenths of the grade scale, tenths of the mutation
@@ -118,7 +118,7 @@ def class_data(
         "practice": practice,
         "students": len(reports),
         "graded": len(graded),
-        "passed": sum(r.verdict == "pass" for r in graded.values()),
+        "passed": sum(r.verdict == Verdict.PASS for r in graded.values()),
         "valid_tests": len(measured),
         "grades": {
             "scale": chapter.grade_scale,
@@ -180,7 +180,11 @@ def _course_rates(chapter: Chapter, graded: Mapping[str, CheckReport]) -> list[d
     """Each course test: how many graded students' code passes it."""
     course = []
     for test in chapter.course_tests:
-        passed = [n for n, r in graded.items() if r.course_tests.results.get(test.name) == "passed"]
+        passed = [
+            n
+            for n, r in graded.items()
+            if r.course_tests.results.get(test.name) == TestStatus.PASSED
+        ]
         rate = round(len(passed) / len(graded), 4) if graded else None
         course.append({"name": test.name, "passed": len(passed), "of": len(graded), "rate": rate})
     return course

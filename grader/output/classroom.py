@@ -18,13 +18,14 @@ from grader.grading.grade import grade
 from grader.grading.wording import student_tests_outcome, verdict_sentence
 from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport
+from grader.sandbox.protocol.status import Verdict
 
 
 def classroom_result(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
     """The runner result: ``pass`` exactly when the verdict is pass, the grade as the score."""
     points = grade(chapter, report)
     course = report.course_tests
-    status = "pass" if report.verdict == "pass" else "fail"
+    status = "pass" if report.verdict == Verdict.PASS else "fail"
     return {
         "version": 1,
         "status": status,

@@ -34,6 +34,7 @@ from grader.grading.wording import (
 )
 from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport
+from grader.sandbox.protocol.status import TestStatus
 
 VISIBLE = "visible"
 HIDDEN = "hidden"
@@ -78,7 +79,7 @@ def _course_test_entries(chapter: Chapter, report: CheckReport) -> list[dict[str
     worth = course_test_points(chapter)
     tests: list[dict[str, Any]] = []
     for name, status in report.course_tests.results.items():
-        passed = status == "passed"
+        passed = status == TestStatus.PASSED
         entry: dict[str, Any] = {
             "name": f"Course test {name}",
             "score": worth.get(name, 0.0) if passed else 0.0,

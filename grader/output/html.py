@@ -32,6 +32,7 @@ from grader.grading.wording import (
 )
 from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport
+from grader.sandbox.protocol.status import TestStatus, Verdict
 
 VIEWER = Path(__file__).with_name("vendor") / "mutation-test-elements.js"
 
@@ -124,7 +125,7 @@ def summary_header(chapter: Chapter, report: CheckReport) -> str:
     if practice:
         lines.append(f'<p class="practice"><strong>{e(practice)}.</strong></p>')
     lines.append(f'<h1 class="{report.verdict}">{e(chapter.id)}: {e(verdict)}</h1>')
-    if reasons and report.verdict == "fail":
+    if reasons and report.verdict == Verdict.FAIL:
         lines.append(f"<p>Why: {e(reasons)}.</p>")
     notes = unmodified_notes(chapter, report)
     if notes:
@@ -133,7 +134,9 @@ def summary_header(chapter: Chapter, report: CheckReport) -> str:
         f"<p><strong>Course tests</strong> on your {e(chapter.implementation)}: "
         f"{course.passed}/{course.total} passed.</p>"
     )
-    failing = [(name, status) for name, status in course.results.items() if status != "passed"]
+    failing = [
+        (name, status) for name, status in course.results.items() if status != TestStatus.PASSED
+    ]
     if course.problem:
         lines.append(f"<p>{e(course.problem)}</p>")
     if failing:

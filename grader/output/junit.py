@@ -27,6 +27,7 @@ from grader.grading.wording import (
 from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport
 from grader.sandbox.host.result import failure_line
+from grader.sandbox.protocol.status import MutantStatus, TestStatus
 
 COUNTED = {"failure": "failures", "error": "errors", "skipped": "skipped"}
 """Each outcome of a case and the attribute of a suite that counts it."""
@@ -80,11 +81,11 @@ def _course_suite(chapter: Chapter, report: CheckReport) -> _Suite:
         report.timings.get("course_tests", 0.0),
     )
     for name, status in report.course_tests.results.items():
-        if status == "passed":
+        if status == TestStatus.PASSED:
             suite.cases.append(_Case(name))
             continue
         detail = course_test_outcome(report, name)
-        outcome = "failure" if status == "failed" else "error"
+        outcome = "failure" if status == TestStatus.FAILED else "error"
         suite.cases.append(_Case(name, outcome, failure_line(detail) or status, status, detail))
     return suite
 
@@ -119,9 +120,9 @@ def _mutant_suite(chapter: Chapter, report: CheckReport) -> _Suite:
     for mutant in report.mutation.mutants:
         name = mutant_name(chapter, mutant)
         text = mutant_outcome(chapter, mutant, witnesses.get(mutant.id))
-        if mutant.status == "survived":
+        if mutant.status == MutantStatus.SURVIVED:
             suite.cases.append(_Case(name, "failure", "survived", "survived", text))
-        elif mutant.status == "error":
+        elif mutant.status == MutantStatus.ERROR:
             suite.cases.append(_Case(name, "error", "not counted", "error", text))
         else:
             suite.cases.append(_Case(name, text=text))

@@ -29,14 +29,14 @@ from grader.grading.wording import NOT_MEASURED, survivor_details
 from grader.inputs.catalog import Chapter
 from grader.inputs.patching import mutant_sources
 from grader.results.check import CheckReport
-from grader.results.status import MutantStatus
+from grader.sandbox.protocol.status import MutantStatus
 
 SCHEMA_VERSION = "2"
 STATUS: dict[MutantStatus, Literal["Killed", "Survived", "Timeout", "RuntimeError"]] = {
-    "killed": "Killed",
-    "survived": "Survived",
-    "timeout": "Timeout",
-    "error": "RuntimeError",
+    MutantStatus.KILLED: "Killed",
+    MutantStatus.SURVIVED: "Survived",
+    MutantStatus.TIMEOUT: "Timeout",
+    MutantStatus.ERROR: "RuntimeError",
 }
 """The grader's mutant statuses in the report format's words."""
 
@@ -92,7 +92,7 @@ def mutation_report(chapter: Chapter, report: CheckReport) -> dict[str, Any]:
             "location": change.location(),
         }
         result = results.get(planted.id)
-        survived = result is not None and result.status == "survived"
+        survived = result is not None and result.status == MutantStatus.SURVIVED
         details = survivor_details(chapter, planted.id, witnesses.get(planted.id), survived)
         description = [planted.title] if chapter.show_mutant_titles else []
         if description or details:

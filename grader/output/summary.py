@@ -19,7 +19,7 @@ from grader.grading.grade import grade
 from grader.grading.wording import NOT_MEASURED, practice_note, unmodified_notes
 from grader.inputs.catalog import Chapter
 from grader.results.check import CheckReport, MutantResult
-from grader.results.status import MutantStatus
+from grader.sandbox.protocol.status import MutantStatus, TestStatus, Verdict
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 
@@ -29,7 +29,7 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
     points = grade(chapter, report)
     course = report.course_tests
     mutation = report.mutation
-    if report.verdict == "pass":
+    if report.verdict == Verdict.PASS:
         heading = f"## ✅ {chapter.id}: PASS"
     else:
         heading = f"## ❌ {chapter.id}: FAIL ({_cell('; '.join(report.fail_reasons()))})"
@@ -58,7 +58,7 @@ def report_to_markdown(chapter: Chapter, report: CheckReport) -> str:
     if mutation is not None and mutation.required:
         required = ", ".join(_required_status(m, mutation.status(m)) for m in mutation.required)
         lines.append(f"| required mutants | {required} |")
-    failing = [name for name, status in course.results.items() if status != "passed"]
+    failing = [name for name, status in course.results.items() if status != TestStatus.PASSED]
     if failing:
         lines += ["", "### Course tests not passing", ""]
         lines += [f"- `{name}`: {course.results[name]}" for name in failing]
@@ -94,7 +94,7 @@ def _survivor(chapter: Chapter, mutant: MutantResult) -> str:
 
 def _required_status(mutant_id: str, status: MutantStatus) -> str:
     """``s11 killed``; a status that fails the verdict in bold."""
-    shown = f"**{status}**" if status in ("survived", "error") else status
+    shown = f"**{status}**" if status in (MutantStatus.SURVIVED, MutantStatus.ERROR) else status
     return f"{mutant_id} {shown}"
 
 

@@ -43,19 +43,20 @@ from grader.results.check import CheckReport, MutationResult
 from grader.results.kit import Bundle, DiffResult, MethodDiff, Release, TddResult
 from grader.results.mining import MiningResult
 from grader.results.replay import Regrade, Replay
+from grader.sandbox.protocol.status import AuditStatus, MutantStatus, TestStatus, Verdict
 from grader.static.rules import Rule
 
-STATUS_STYLE = {
-    "passed": "green",
-    "killed": "green",
-    "timeout": "yellow",
-    "survived": "red",
-    "failed": "red",
-    "error": "red",
-    "skipped": "yellow",
-    "not run": "yellow",
-    "crashed": "yellow",
-    "no tests": "red",
+STATUS_STYLE: dict[str, str] = {
+    TestStatus.PASSED: "green",
+    MutantStatus.KILLED: "green",
+    TestStatus.TIMEOUT: "yellow",
+    MutantStatus.SURVIVED: "red",
+    TestStatus.FAILED: "red",
+    TestStatus.ERROR: "red",
+    TestStatus.SKIPPED: "yellow",
+    TestStatus.NOT_RUN: "yellow",
+    AuditStatus.CRASHED: "yellow",
+    AuditStatus.NO_TESTS: "red",
 }
 
 
@@ -452,7 +453,7 @@ def render_check(console: Console, chapter: Chapter, report: CheckReport) -> Non
     if course.problem:
         _mark(console, course.problem)
     for name, status in course.results.items():
-        if status != "passed":
+        if status != TestStatus.PASSED:
             _whole(console, Text.assemble(f"  {name}: ", _status(status)))
     maps = tuple(use.file for use in report.dependencies if use.file)
     for group in group_failures(course.failures):
@@ -660,7 +661,7 @@ def _render_failure_group(
 
 def _verdict_line(chapter: Chapter, report: CheckReport) -> str:
     verdict, _, rest = verdict_sentence(chapter, report).partition(", ")
-    colour = "green" if report.verdict == "pass" else "red"
+    colour = "green" if report.verdict == Verdict.PASS else "red"
     return f"[bold {colour}]{verdict}[/], {escape(rest)}"
 
 
@@ -671,7 +672,7 @@ def render_batch(console: Console, result: BatchResult) -> None:
     for column in ("student", "verdict", "grade", "course", "mutation", "flags"):
         table.add_column(column, overflow="fold")
     for row in result.rows:
-        verdict = "[green]pass[/]" if row.verdict == "pass" else "[red]fail[/]"
+        verdict = "[green]pass[/]" if row.verdict == Verdict.PASS else "[red]fail[/]"
         mutation = "" if row.mutation_score is None else f"{row.mutation_score:.2f}"
         course = f"{row.course_tests_passed}/{row.course_tests_total}"
         flags = f"[yellow]{escape(' '.join(row.flags))}[/]" if row.flags else ""
@@ -946,7 +947,7 @@ def render_audit(console: Console, report: AuditReport) -> None:
     breakdown = ", ".join(
         f"{report.count(s)} {s}"
         for s in STATUS_ORDER
-        if report.count(s) or s in ("survived", "no tests")
+        if report.count(s) or s in (AuditStatus.SURVIVED, AuditStatus.NO_TESTS)
     )
     rate = report.detected / counted if counted else 0.0
     console.print(f"Kill rate {rate:.1%} ({report.detected}/{counted} counted): {breakdown}")

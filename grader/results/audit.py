@@ -2,7 +2,7 @@
 tests did to each.
 
 The kill rate counts the counted mutants (those not set aside as equivalent) that the
-audit's kill rule detects (``grader.results.status.AUDIT_DETECTED``).
+audit's kill rule detects (``grader.sandbox.protocol.status.AUDIT_DETECTED``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from grader.results.check import MutationResult
-from grader.results.status import AUDIT_DETECTED, AuditStatus
+from grader.sandbox.protocol.status import AUDIT_DETECTED, AuditStatus
 
 Suite = Literal["course", "submission"]
 """Whose tests the audit ran: the course tests, or a submission's test file."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from grader.course.roster import RosterMatch
 from grader.course.similarity import Similarity
-from grader.results.status import Verdict
+from grader.sandbox.protocol.status import Verdict
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ class BatchResult:
     @property
     def passed(self) -> int:
         """How many of the students graded this time passed."""
-        return sum(row.verdict == "pass" for row in self.rows)
+        return sum(row.verdict == Verdict.PASS for row in self.rows)
 
 
 @dataclass(frozen=True)

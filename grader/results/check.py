@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from grader.course.similarity import KnownSource
 from grader.inputs.dependencies import DependencyUse
 from grader.inputs.provenance import ResultKey
-from grader.results.status import MutantStatus, Verdict, is_kill
 from grader.sandbox.levels import IsolationLevel
-from grader.sandbox.protocol import TestStatus
+from grader.sandbox.protocol.status import MutantStatus, TestStatus, Verdict, is_kill
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class CourseTestsResult:
     @property
     def passed(self) -> int:
         """How many course tests passed."""
-        return sum(status == "passed" for status in self.results.values())
+        return sum(status == TestStatus.PASSED for status in self.results.values())
 
     @property
     def total(self) -> int:
@@ -84,7 +83,7 @@ class MutantResult:
     title: str
     """What the mutant breaks, in words; empty where the chapter hides titles from students."""
     status: MutantStatus
-    """How the run on the mutant ended (``grader.results.status``)."""
+    """How the run on the mutant ended (``grader.sandbox.protocol.status``)."""
     killed_by: tuple[str, ...]
     """The tests that failed on the mutant (for a timeout, those that failed before it)."""
     message: str = field(default="", compare=False)
@@ -94,7 +93,7 @@ class MutantResult:
 
     @property
     def detected(self) -> bool:
-        """A kill, by the one kill rule (``grader.results.status.KILLS``)."""
+        """A kill, by the one kill rule (``grader.sandbox.protocol.status.KILLS``)."""
         return is_kill(self.status)
 
 
@@ -216,7 +215,7 @@ class MutationResult:
     @property
     def survivors(self) -> tuple[MutantResult, ...]:
         """The mutants no test detected."""
-        return tuple(m for m in self.mutants if m.status == "survived")
+        return tuple(m for m in self.mutants if m.status == MutantStatus.SURVIVED)
 
     @property
     def missed_required(self) -> tuple[str, ...]:
@@ -231,7 +230,7 @@ class MutationResult:
     @property
     def errors(self) -> tuple[MutantResult, ...]:
         """The mutants whose run neither killed nor passed (they make the file not valid)."""
-        return tuple(m for m in self.mutants if m.status == "error")
+        return tuple(m for m in self.mutants if m.status == MutantStatus.ERROR)
 
     @property
     def needed(self) -> int:
@@ -302,7 +301,7 @@ class CheckReport:
             and self.mutation is not None
             and self.mutation.passed
         )
-        return "pass" if ok else "fail"
+        return Verdict.PASS if ok else Verdict.FAIL
 
     def fail_reasons(self) -> list[str]:
         """Why the verdict is fail, one short reason each; empty for a pass."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from grader.sandbox.protocol import TestStatus
+from grader.sandbox.protocol.status import TestStatus
 
 Edition = Literal["student", "staff"]
 """Which edition of the kit a release is."""

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 CellStatus = Literal["caught", "missed", "error"]
 """One test file on one real bug: a test failed or the run timed out (``caught``, the kill
-rule of ``grader.results.status``), every test passed (``missed``), or the run did not
+rule of ``grader.sandbox.protocol.status``), every test passed (``missed``), or the run did not
 report every test (``error``, neither)."""
 
 

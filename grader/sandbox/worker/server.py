@@ -64,6 +64,7 @@ from grader.sandbox.protocol.jobs import MAX_JOB_BYTES, JobMessage, RunJob, RunR
 from grader.sandbox.worker import run_folder, warm_pytest
 from grader.sandbox.worker.child import run_process
 from grader.sandbox.worker.forkserver import ForkServer, Spawned
+from grader.sandbox.worker.usage import Usage
 
 EVENTS_LIMIT_BYTES = 2 * 1024 * 1024
 
@@ -174,7 +175,7 @@ def run_job(
         jobs = _run_jobs(job, seen, confinement)
         events_in, log = _spawn_pair(jobs, sources, folder, identities, joined, server, spawned)
         marks["spawn"] = time.monotonic()
-        usage = _Usage(spawned, cgroups, folder, _shared_owners(identities, confinement))
+        usage = Usage(spawned, cgroups, folder, _shared_owners(identities, confinement))
         try:
             _send({"pid": spawned[1].pid})  # the test process's
             events, timed_out, stopped, status = _collect(spawned[1], events_in, job, usage, marks)
@@ -292,12 +293,12 @@ def _sweep(
     identities: dict[str, int | None],
     confinement: Confinement,
     server: ForkServer,
-    usage: _Usage,
+    usage: Usage,
 ) -> str | None:
     """Kill every process of the run, by its groups, its cgroup, its users (where no PID
     namespace ended them) and as descendants of this worker; remove what its users left in
     System V IPC and, once counted against the run's caps, in the shared folders. Why the
-    run is over its caps (``_Usage.over_cap``), with every process gone, or ``None``."""
+    run is over its caps (``Usage.over_cap``), with every process gone, or ``None``."""
     for process in spawned:
         process.close()
         reaper.kill_group(process.pid)
@@ -340,33 +341,6 @@ def _steps(marks: dict[str, float]) -> dict[str, float]:
     return steps
 
 
-class _Usage:
-    """The CPU time a run's processes have used: its cgroup's count where it has one, else
-    the sum over its processes (those alive, and the dead its processes have reaped); and
-    whether its folder is over its caps."""
-
-    def __init__(
-        self, spawned: list[Spawned], cgroups: Cgroups, folder: Path, owners: list[int]
-    ) -> None:
-        self.roots = [process.pid for process in spawned]
-        self.cgroups = cgroups
-        self.folder = folder
-        self.owners = owners
-        """The run's uids whose files in the shared folders count with its folder (``uid``)."""
-        self.most = 0.0
-
-    def over_cap(self) -> str | None:
-        return folders.folder_over_cap(self.folder, self.owners)
-
-    def seconds(self) -> float:
-        counted = self.cgroups.cpu_seconds()
-        if counted is None:
-            below = (pid for root in self.roots for pid in procfs.descendants(root))
-            counted = sum(procfs.process_cpu_seconds(pid) for pid in [*self.roots, *below])
-        self.most = max(self.most, counted)  # a process reaped by the worker leaves the sum
-        return self.most
-
-
 USAGE_CHECK_SECONDS = 0.25
 """How often a run's CPU time is read, and a run that reports nothing checked for being stopped."""
 
@@ -375,7 +349,7 @@ def _collect(
     spawned: Spawned,
     read_end: int,
     job: JobMessage,
-    usage: _Usage,
+    usage: Usage,
     marks: dict[str, float],
 ) -> tuple[list[Any], bool, bool, int | None]:
     """Read the test process's events until it exits, its time is up, or (where the job stops
