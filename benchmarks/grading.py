@@ -66,7 +66,7 @@ from grader.inputs.dependencies import kit_sources
 from grader.inputs.hypothesis_profile import enforce as enforce_grader_settings
 from grader.inputs.patching import mutant_sources
 from grader.sandbox.host.pool import WorkerPool
-from grader.sandbox.protocol import channel
+from grader.sandbox.protocol.frames import channel
 from grader.sandbox.untrusted import implementation, proxy
 from grader.sandbox.worker.warm_pytest import PYTEST_ARGS
 

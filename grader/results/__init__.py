@@ -3,9 +3,9 @@
 A command (``grader/commands/``) computes one of these; an output (``grader/output/``)
 or an entry point renders it. Both import this package, and this package imports
 no command and no output, so a format never depends on how a result was made.
+The statuses these values carry, and the kill rule, are
+``grader.sandbox.protocol.status`` (a run's recorder sends a test's status).
 
-- ``status``: the statuses as named values, and the one table that turns a run's
-  outcome into a mutant's (with the kill rule beside it);
 - ``check``: what ``grader check`` finds (``CheckReport`` and its parts);
 - ``audit``: what ``grader audit`` finds over mutmut's generated mutants;
 - ``batch``: a class's results (the gradebook row, a batch, a merge, a manifest);

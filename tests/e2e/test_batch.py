@@ -33,6 +33,7 @@ from grader.output.check_json import SCHEMA_PATH
 from grader.results.batch import BatchRow, Step
 from grader.results.check import CheckReport, CourseTestsResult, StudentTestsResult
 from grader.sandbox.confine.probe import isolation_level
+from grader.sandbox.protocol.status import TestStatus, Verdict
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
@@ -220,7 +221,7 @@ def test_an_interrupted_regrade_loses_no_row(
     ) -> tuple[BatchRow, None, tuple[None, None]]:
         if name == "zed":
             raise KeyboardInterrupt
-        row = BatchRow(name, "fail", 1.5, 0, 11, None, None, None, (), "x", "")
+        row = BatchRow(name, Verdict.FAIL, 1.5, 0, 11, None, None, None, (), "x", "")
         return row, None, (None, None)
 
     monkeypatch.setattr(grader.commands.batch, "_grade_one", grade_one)
@@ -301,7 +302,7 @@ def test_an_error_of_the_grader_becomes_a_row(
 
 
 def test_a_problem_takes_one_line_of_the_gradebook() -> None:
-    course = CourseTestsResult({"t": "error"}, {}, "line one\nline two")
+    course = CourseTestsResult({"t": TestStatus.ERROR}, {}, "line one\nline two")
     student = StudentTestsResult(False, ("p",), (), (), 0.0)
     report = CheckReport("ds.07", "x", course, student, None, {}, isolation="uid")  # no practice
     text = gradebook_csv([row_of(CHAPTER, "x", report, "x.json")])

@@ -49,6 +49,7 @@ from grader.output.junit import report_to_junit
 from grader.output.mutation_report import change_between, mutation_report
 from grader.output.summary import report_to_markdown
 from grader.results.check import CheckReport, kills_needed
+from grader.sandbox.protocol.status import MutantStatus
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
@@ -400,7 +401,7 @@ def errored_on_s11(report: CheckReport) -> CheckReport:
         "test_x: a run that does not report every test is an error, not a kill"
     )
     mutants = tuple(
-        dataclasses.replace(m, status="error", killed_by=(), message=message)
+        dataclasses.replace(m, status=MutantStatus.ERROR, killed_by=(), message=message)
         if m.id == "s11"
         else m
         for m in report.mutation.mutants

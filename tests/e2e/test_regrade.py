@@ -23,6 +23,7 @@ from grader.grading.result_cache import ResultCache, content_key, from_data, kit
 from grader.inputs.catalog import load_chapter
 from grader.output.check_json import report_to_dict
 from grader.results.check import MutantResult, MutationResult, StudentTestsResult
+from grader.sandbox.protocol.status import MutantStatus
 
 CHAPTER = load_chapter()
 KIT = kit_fingerprint(CHAPTER)
@@ -39,7 +40,9 @@ def test_a_phase_survives_its_round_trip(tmp_path: Path) -> None:
         True, ("p",), ("m",), ("test_a",), 1.5, ("n",), ("why",), (), {"reference": {"a": 0.5}}
     )
     mutation = MutationResult(
-        0.7, ("s11",), (MutantResult("s01", "t", "killed", ("test_a",), "", {"test_a": 0.1}),)
+        0.7,
+        ("s11",),
+        (MutantResult("s01", "t", MutantStatus.KILLED, ("test_a",), "", {"test_a": 0.1}),),
     )
     phase = ValidationPhase(student, mutation, "uid", 2.0, 3.0)
     cache = ResultCache(tmp_path)

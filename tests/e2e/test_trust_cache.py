@@ -34,6 +34,7 @@ from grader.results.check import (
     StudentTestsResult,
 )
 from grader.sandbox.host.pool import require_isolation
+from grader.sandbox.protocol.status import MutantStatus, TestStatus
 
 CHAPTER = load_chapter()
 KIT = Path(__file__).resolve().parents[2]
@@ -62,9 +63,11 @@ def submission(tmp_path: Path) -> Path:
 def forged_phases(level: str) -> dict[str, Any]:
     """What the attack writes: every course test passed, the test file valid and every
     mutant killed, made (it says) at ``level``."""
-    course = CourseTestsResult({t.name: "passed" for t in CHAPTER.course_tests}, {}, None)
+    course = CourseTestsResult({t.name: TestStatus.PASSED for t in CHAPTER.course_tests}, {}, None)
     student = StudentTestsResult(True, (), (), ("test_x",), 0.1)
-    mutants = tuple(MutantResult(m.id, m.title, "killed", ("test_x",)) for m in CHAPTER.mutants)
+    mutants = tuple(
+        MutantResult(m.id, m.title, MutantStatus.KILLED, ("test_x",)) for m in CHAPTER.mutants
+    )
     mutation = MutationResult(0.0, (), mutants)
     return {
         "course_tests": CoursePhase(course, level, 1.0),  # type: ignore[arg-type]

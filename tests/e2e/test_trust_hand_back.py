@@ -37,6 +37,7 @@ from grader.results.check import (
     StudentTestsResult,
 )
 from grader.sandbox.host.pool import require_isolation
+from grader.sandbox.protocol.status import MutantStatus, TestStatus
 
 CHAPTER = load_chapter()
 assert CHAPTER.witnesses is not None
@@ -50,12 +51,12 @@ def report_with_a_survivor(
 ) -> CheckReport:
     """What ``check`` gives in place of a graded run: every course test passed, the tests
     valid, every mutant killed but s01."""
-    course = CourseTestsResult({t.name: "passed" for t in CHAPTER.course_tests}, {}, None)
+    course = CourseTestsResult({t.name: TestStatus.PASSED for t in CHAPTER.course_tests}, {}, None)
     student = StudentTestsResult(True, (), (), ("test_a",), 0.1)
     mutants = tuple(
-        MutantResult(m.id, m.title, "survived", ())
+        MutantResult(m.id, m.title, MutantStatus.SURVIVED, ())
         if m.id == SURVIVOR
-        else MutantResult(m.id, m.title, "killed", ("test_a",))
+        else MutantResult(m.id, m.title, MutantStatus.KILLED, ("test_a",))
         for m in CHAPTER.mutants
     )
     mutation = MutationResult(0.7, (), mutants)

@@ -333,7 +333,7 @@ def test_the_frames_of_a_module_it_imports_reach_the_course_tests(
 def test_a_frame_naming_another_file_is_refused() -> None:
     """A frame whose file is not a bare module name (a path, a course test's file) is not
     drawn: the error is raised as it is, with no stand-in frame."""
-    from grader.sandbox.untrusted.proxy import raise_through
+    from grader.sandbox.untrusted.raised import raise_through
 
     for forged in ("/etc/passwd", "tests/test_ds07.py", "x.txt"):
         with pytest.raises(ValueError, match="the error") as raised:

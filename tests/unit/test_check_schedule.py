@@ -9,6 +9,7 @@ from grader.errors import GraderError
 from grader.sandbox.host.job import OTHER_HASH_SEED
 from grader.sandbox.host.pool import WorkerPool
 from grader.sandbox.host.result import RunResult
+from grader.sandbox.protocol.status import RunStatus
 
 
 class CountingPool:
@@ -33,7 +34,7 @@ def test_the_other_seed_worker_warms_when_the_first_course_run_ends() -> None:
     runs = course_runs(3)
     _warm_other_seed(pool, runs)  # type: ignore[arg-type]
     assert pool.warmed == []
-    runs[1].set_result(RunResult("completed", (), "", "", 1.0))
+    runs[1].set_result(RunResult(RunStatus.COMPLETED, (), "", "", 1.0))
     assert pool.warmed == [OTHER_HASH_SEED]
 
 

@@ -28,6 +28,7 @@ from grader.results.check import (
     StudentTestsResult,
 )
 from grader.sandbox.confine.limits import OUTPUT_LIMIT_BYTES
+from grader.sandbox.protocol.status import MutantStatus, TestStatus
 from grader.sandbox.untrusted.proxy import ImplementationError
 
 CHAPTER = load_chapter()
@@ -173,7 +174,12 @@ def report_with(killed: int, required_killed: bool, course_passed: int) -> Check
     """A report by hand: ``killed`` mutants detected, the required one among them or not."""
     names = [t.name for t in CHAPTER.course_tests]
     course = CourseTestsResult(
-        {n: "passed" if at < course_passed else "failed" for at, n in enumerate(names)}, {}, None
+        {
+            n: TestStatus.PASSED if at < course_passed else TestStatus.FAILED
+            for at, n in enumerate(names)
+        },
+        {},
+        None,
     )
     student = StudentTestsResult(True, (), (), ("test_a",), 1.0)
     ids = [m.id for m in CHAPTER.mutants]
@@ -181,7 +187,10 @@ def report_with(killed: int, required_killed: bool, course_passed: int) -> Check
     detected = set(order[:killed])
     mutants = tuple(
         MutantResult(
-            i, "", "killed" if i in detected else "survived", ("test_a",) * (i in detected)
+            i,
+            "",
+            MutantStatus.KILLED if i in detected else MutantStatus.SURVIVED,
+            ("test_a",) * (i in detected),
         )
         for i in ids
     )

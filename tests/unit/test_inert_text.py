@@ -35,6 +35,7 @@ from grader.results.check import (
     MutationResult,
     StudentTestsResult,
 )
+from grader.sandbox.protocol.status import MutantStatus, TestStatus
 
 CHAPTER = load_chapter()
 HOSTILE = (
@@ -51,11 +52,12 @@ def report(text: str) -> CheckReport:
     """A failing report whose every run-produced field holds ``text``."""
     names = [test.name for test in CHAPTER.course_tests]
     course = CourseTestsResult(
-        {name: "failed" for name in names}, {name: text for name in names}, text
+        {name: TestStatus.FAILED for name in names}, {name: text for name in names}, text
     )
     student = StudentTestsResult(False, (text,), (), (f"test_x[{text}]",), 0.0)
     mutants = tuple(
-        MutantResult(m.id, m.title, "killed", (f"test_x[{text}]",), text) for m in CHAPTER.mutants
+        MutantResult(m.id, m.title, MutantStatus.KILLED, (f"test_x[{text}]",), text)
+        for m in CHAPTER.mutants
     )
     mutation = MutationResult(CHAPTER.threshold, CHAPTER.required, mutants)
     return CheckReport(CHAPTER.id, "submission", course, student, mutation, {})

@@ -15,6 +15,7 @@ from grader.inputs.patching import mutant_sources
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.result import RunResult
 from grader.sandbox.host.result import TestOutcome as Outcome
+from grader.sandbox.protocol.status import RunStatus, TestStatus
 
 CHAPTER = load_chapter()
 
@@ -30,7 +31,7 @@ class CountingPool:
         self.runs += 1
         if self.stop is not None:
             self.stop.set()
-        return RunResult("completed", (), "", "", 0.1)
+        return RunResult(RunStatus.COMPLETED, (), "", "", 0.1)
 
     def confirm(self, job: Job, result: RunResult) -> RunResult:
         return result
@@ -67,9 +68,16 @@ class RecordingPool:
         with self.lock:
             self.jobs.append(job)
         if job.implementation == REFERENCE:
-            return RunResult("completed", (Outcome("test_x", "passed"),), "", "", 0.1)
-        outcomes = (Outcome("test_x", "failed", "E   boom"), Outcome("test_y", "not run"))
-        return RunResult("stopped", outcomes, "stopped at its first failing test, test_x", "", 0.1)
+            return RunResult(
+                RunStatus.COMPLETED, (Outcome("test_x", TestStatus.PASSED),), "", "", 0.1
+            )
+        outcomes = (
+            Outcome("test_x", TestStatus.FAILED, "E   boom"),
+            Outcome("test_y", TestStatus.NOT_RUN),
+        )
+        return RunResult(
+            RunStatus.STOPPED, outcomes, "stopped at its first failing test, test_x", "", 0.1
+        )
 
     def confirm(self, job: Job, result: RunResult) -> RunResult:
         return result

@@ -11,6 +11,7 @@ from grader.sandbox.protocol import events as wire_events
 from grader.sandbox.protocol import frames
 from grader.sandbox.protocol.events import GARBLED
 from grader.sandbox.protocol.frames import WireError
+from grader.sandbox.protocol.status import TestStatus
 
 
 def test_a_frame_is_its_big_endian_length_then_its_body() -> None:
@@ -60,7 +61,13 @@ def test_the_recorder_s_events_parse_back() -> None:
     events: list[wire_events.Event] = [
         {"event": "collected", "names": ["test_a"]},
         {"event": "start", "name": "test_a"},
-        {"event": "outcome", "name": "test_a", "status": "passed", "detail": "", "seconds": 0.1},
+        {
+            "event": "outcome",
+            "name": "test_a",
+            "status": TestStatus.PASSED,
+            "detail": "",
+            "seconds": 0.1,
+        },
         {"event": "finished", "exitstatus": 0},
     ]
     buffer = b"".join(wire_events.event_frame(event) for event in events)
@@ -97,11 +104,21 @@ def test_the_event_schema_refuses_fields_of_the_wrong_type() -> None:
 RUN: list[wire_events.Event] = [
     {"event": "collected", "names": ["test_a", "test_b", "test_c"]},
     {"event": "start", "name": "test_a"},
-    {"event": "outcome", "name": "test_a", "status": "passed", "detail": ""},
+    {"event": "outcome", "name": "test_a", "status": TestStatus.PASSED, "detail": ""},
     {"event": "start", "name": "test_b"},
-    {"event": "outcome", "name": "test_b", "status": "failed", "detail": "E   assert 1 == 2"},
+    {
+        "event": "outcome",
+        "name": "test_b",
+        "status": TestStatus.FAILED,
+        "detail": "E   assert 1 == 2",
+    },
     {"event": "start", "name": "test_c"},
-    {"event": "outcome", "name": "test_c", "status": "failed", "detail": "E   assert 3 == 4"},
+    {
+        "event": "outcome",
+        "name": "test_c",
+        "status": TestStatus.FAILED,
+        "detail": "E   assert 3 == 4",
+    },
     {"event": "finished", "exitstatus": 1},
 ]
 """A run's events as the recorder sends them: one pass, then two failures."""

@@ -30,6 +30,7 @@ from grader.results.check import (
     StudentTestsResult,
 )
 from grader.results.kit import TddResult
+from grader.sandbox.protocol.status import MutantStatus, TestStatus
 
 CHAPTER = load_chapter()
 LONG = "TestSplitsAndMatchesInsideEdges::test_match_splits_inside_an_edge_and_keeps_the_old_id"
@@ -58,7 +59,10 @@ E   state.evict(n=1)
 def a_report(valid: bool = True) -> CheckReport:
     course_names = [t.name for t in CHAPTER.course_tests]
     course = CourseTestsResult(
-        {n: "failed" if at < 2 else "passed" for at, n in enumerate(course_names)},
+        {
+            n: TestStatus.FAILED if at < 2 else TestStatus.PASSED
+            for at, n in enumerate(course_names)
+        },
         {n: FAILURE for n in course_names[:2]},
         None,
         {n: 0.5 for n in course_names},
@@ -78,7 +82,7 @@ def a_report(valid: bool = True) -> CheckReport:
         MutantResult(
             m.id,
             m.title,
-            "survived" if at % 4 == 3 else "killed",
+            MutantStatus.SURVIVED if at % 4 == 3 else MutantStatus.KILLED,
             () if at % 4 == 3 else NAMES[: 1 + at % 5],
         )
         for at, m in enumerate(CHAPTER.mutants)
@@ -103,13 +107,15 @@ DRAWINGS = {
         CHAPTER,
         TddResult(
             "red",
-            {name: "failed" for name in NAMES},
+            {name: TestStatus.FAILED for name in NAMES},
             (f"{LONG} passes on the stub: it must fail until the code exists",),
             {name: 3.0 for name in NAMES},
         ),
     ),
     "tdd green": lambda console: render_tdd(
-        console, CHAPTER, TddResult("green", {name: "passed" for name in NAMES}, (), {LONG: 0.2})
+        console,
+        CHAPTER,
+        TddResult("green", {name: TestStatus.PASSED for name in NAMES}, (), {LONG: 0.2}),
     ),
     "tests": lambda console: render_catalog(console, CHAPTER),
 }

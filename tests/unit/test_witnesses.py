@@ -43,6 +43,7 @@ from grader.results.check import (
     MutationResult,
     StudentTestsResult,
 )
+from grader.sandbox.protocol.status import MutantStatus, TestStatus
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
@@ -136,13 +137,13 @@ def test_a_witness_that_no_longer_holds_is_named(tmp_path: Path) -> None:
 
 def all_but_one_survive() -> CheckReport:
     """A report of valid tests that kill s02 alone."""
-    course = CourseTestsResult({t.name: "passed" for t in CHAPTER.course_tests}, {}, None)
+    course = CourseTestsResult({t.name: TestStatus.PASSED for t in CHAPTER.course_tests}, {}, None)
     tests = tuple(t.name for t in CHAPTER.required_tests)
     student = StudentTestsResult(True, (), (), tests, 1.0)
     mutants = tuple(
-        MutantResult(m.id, m.title, "killed", (tests[1],))
+        MutantResult(m.id, m.title, MutantStatus.KILLED, (tests[1],))
         if m.id == "s02"
-        else MutantResult(m.id, m.title, "survived", ())
+        else MutantResult(m.id, m.title, MutantStatus.SURVIVED, ())
         for m in CHAPTER.mutants
     )
     mutation = MutationResult(CHAPTER.threshold, CHAPTER.required, mutants)

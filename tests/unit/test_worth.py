@@ -22,6 +22,7 @@ from grader.grading.worth import worth_of_tests
 from grader.inputs.catalog import load_chapter
 from grader.output.check_json import SCHEMA_PATH
 from grader.results.check import MutantResult, MutationResult, StudentTestWorth
+from grader.sandbox.protocol.status import MutantStatus
 
 CHAPTER = load_chapter()
 WORTH_TESTS = Path(__file__).resolve().parents[1] / "fixtures" / "worth" / CHAPTER.student_tests
@@ -98,11 +99,13 @@ def test_each_test_is_shown_with_its_kills(
 
 def test_a_test_is_covered_only_by_one_that_kills_everything_it_kills() -> None:
     mutants = (
-        MutantResult("a", "", "killed", ("broad", "narrow")),
-        MutantResult("b", "", "killed", ("broad", "other")),
-        MutantResult("c", "", "timeout", ("other",)),  # the tests that failed before the limit
-        MutantResult("d", "", "survived", ()),
-        MutantResult("e", "", "error", ()),
+        MutantResult("a", "", MutantStatus.KILLED, ("broad", "narrow")),
+        MutantResult("b", "", MutantStatus.KILLED, ("broad", "other")),
+        MutantResult(
+            "c", "", MutantStatus.TIMEOUT, ("other",)
+        ),  # the tests that failed before the limit
+        MutantResult("d", "", MutantStatus.SURVIVED, ()),
+        MutantResult("e", "", MutantStatus.ERROR, ()),
     )
     worth = worth_of_tests(MutationResult(0.7, (), mutants), ["narrow", "broad", "other", "idle"])
     assert worth == (
