@@ -7,8 +7,8 @@ import os
 
 import pytest
 
+from grader.sandbox.protocol import calls, frames
 from grader.sandbox.protocol import events as wire_events
-from grader.sandbox.protocol import frames
 from grader.sandbox.protocol.events import GARBLED
 from grader.sandbox.protocol.frames import WireError
 from grader.sandbox.protocol.status import TestStatus
@@ -162,3 +162,26 @@ def test_only_a_first_failure_of_a_collected_test_stops_a_stream(forged: dict[st
     stream.feed(b"".join(wire_events.event_frame(event) for event in RUN[:3]))
     stream.feed(frames.frame(json.dumps(forged).encode()))
     assert stream.failed is None
+
+
+def test_a_blocking_read_without_read_ahead_leaves_what_follows_the_frame() -> None:
+    """``read_frame`` reads no byte past its frame: the fork server's channel carries a
+    number after it, which the next reader must find whole."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, frames.frame(b"job") + (7).to_bytes(4, "big"))
+    os.close(write_end)
+    assert frames.read_frame(read_end) == b"job"
+    assert frames.receive_number(read_end) == 7
+    os.close(read_end)
+
+
+def test_a_failure_record_crosses_as_its_list_and_refuses_another_shape() -> None:
+    record = calls.ErrorRecord("KeyError", [5], "5", "KeyError", [[3, "f", "x = d[5]"]])
+    message = record.message(calls.RAISE)
+    assert message[0] == calls.RAISE
+    assert calls.ErrorRecord.of(message[1:]) == record
+    hang = calls.Hang("evict", 1.5, [[9, "evict", "while True:", "radix.py"]], False)
+    assert calls.Hang.of(hang.message()[1:]) == hang
+    for garbage in ([], ["KeyError", None, "5", "KeyError"], ["KeyError", None, "5", "K", "x"]):
+        with pytest.raises(WireError, match="another shape"):
+            calls.ErrorRecord.of(garbage)
