@@ -42,6 +42,7 @@ from grader.output.canvas import PRACTICE_COLUMN
 from grader.output.class_report import reason_of
 from grader.output.similarity import CSV_COLUMNS, similarity_html
 from grader.results.batch import BatchRow
+from grader.sandbox.protocol.status import Verdict
 
 pytestmark = pytest.mark.slow  # sandboxed runs: outside the quick loop (`-m "not slow"`)
 
@@ -389,7 +390,7 @@ def test_a_class_with_a_row_graded_at_none_says_practice_first_everywhere(tmp_pa
     chapter = dataclasses.replace(CHAPTER, similarity=None)  # nothing to compare: no runs
     for level, practice in (("uid", False), ("none", True)):
         rows = [
-            BatchRow(name, "fail", 1.5, 0, 11, None, None, None, (), "x", "", isolation=level)
+            BatchRow(name, Verdict.FAIL, 1.5, 0, 11, None, None, None, (), "x", "", isolation=level)
             for name in ("ana", "ben")
         ]
         write_gradebook(out / GRADEBOOK, [row_cells(row) for row in rows])

@@ -19,7 +19,7 @@ from typing import cast
 
 from grader.sandbox import libc
 from grader.sandbox.confine.policy import Confinement
-from grader.sandbox.protocol import RunJob
+from grader.sandbox.protocol.jobs import RunJob
 from grader.sandbox.worker.forkserver import ForkServer
 
 Seen = dict[str, list[int] | int]

@@ -30,6 +30,7 @@ from grader.results.check import (
 )
 from grader.sandbox.host.result import RunResult
 from grader.sandbox.host.result import TestOutcome as Outcome
+from grader.sandbox.protocol.status import MutantStatus
 
 CHAPTER = load_chapter()
 
@@ -98,7 +99,9 @@ def test_the_kills_rerun_are_those_of_tests_that_drew() -> None:
 def _mutation(*kills: SeededKill, flaky: tuple[FlakyAcrossSeeds, ...] = ()) -> MutationResult:
     killed = {"s07", "m01", *(kill.mutant for kill in kills)}
     mutants = tuple(
-        MutantResult(m.id, m.title, "killed" if m.id in killed else "survived", ())
+        MutantResult(
+            m.id, m.title, MutantStatus.KILLED if m.id in killed else MutantStatus.SURVIVED, ()
+        )
         for m in CHAPTER.mutants
     )
     robustness = RobustnessResult((11, 22, 33, 44), 1.0, kills, flaky)
