@@ -200,6 +200,14 @@ EXPECTED: dict[str, Expected] = {
         ALL,
         lines=(VALID, FULL_SCORE, "FAIL: course tests failing"),
     ),
+    # The common mistakes ``grader mine`` finds in a class (tests/e2e/test_mine.py): each a
+    # tree that fails a course test under the model answer's tests, which stay valid.
+    **{
+        name: Expected(
+            "fail", None, True, ALL, lines=(VALID, FULL_SCORE, "FAIL: course tests failing")
+        )
+        for name in ("lru_split", "lru_split_again", "children_unsorted")
+    },
 }
 
 
