@@ -20,9 +20,11 @@ interfaces (library, command line) are checked against it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -35,6 +37,7 @@ import pytest
 
 from grader.inputs.catalog import Chapter, load_chapter
 from grader.inputs.patching import apply_patch
+from grader.sandbox.confine.probe import installed_kit, private_paths
 from grader.sandbox.host.client import Worker
 from grader.sandbox.host.job import Job
 from grader.sandbox.host.pool import WorkerPool
@@ -213,6 +216,19 @@ def _lazy(worker: type[Any]) -> Callable[..., Any]:
 def reused_runs() -> ReusedRuns:
     """The session's memo of sandboxed runs (inactive until a test installs it)."""
     return ReusedRuns()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kit_modes_restored() -> Iterator[None]:
+    """Give the checkout back as the session found it: a check at ``uid`` closes the kit and
+    the grader's package to other users (``confine.probe.close_to_runs``), for good, as it
+    should on a grading machine, but a developer's checkout should not stay closed."""
+    paths = private_paths(installed_kit())
+    modes = {path: path.stat().st_mode for path in paths if path.exists()}
+    yield
+    for path, mode in modes.items():
+        with contextlib.suppress(OSError):
+            path.chmod(stat.S_IMODE(mode))
 
 
 @pytest.fixture(scope="session", autouse=True)
